@@ -1,0 +1,306 @@
+"""The abstract syntax of the Soufflé dialect: frozen dataclasses with source spans.
+
+Every node carries a :class:`Span` so that any later stage (checks, stratification,
+compilation, the Spark executor) can point an error at the exact text. Nodes are
+plain data: no behaviour beyond small derived views (``variables()``,
+``Rule.clauses()``).
+
+Vocabulary (the language side): a *program* holds *declarations* (of types and
+relations), *directives* (``.input``/``.output``/``.printsize``), *facts* and
+*rules*. A rule has one or more *head* atoms and a *body*: a disjunction of
+conjunctions of *literals*. A literal is a positive *atom*, a *negation* of an atom,
+or a *comparison*. Arguments of atoms are *terms*.
+
+>>> s = Span("p.dl", 1, 1, 1, 2)
+>>> Atom("edge", (Variable("x", s), Constant(2, "number", s)), s).variables()
+['x']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+PRIMITIVE_TYPES = ("number", "unsigned", "float", "symbol")
+AGGREGATES = ("count", "sum", "min", "max", "mean")
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """Where a node's text is: file path, 1-based line and column of its first
+    character, and line and column just past its last character."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
+
+
+# ---------------------------------------------------------------- terms
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A named variable; ``_``-prefixed names are variables whose single use is
+    intended (no singleton warning)."""
+
+    name: str
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Wildcard:
+    """``_``: a fresh variable at each occurrence, never bound to anything else."""
+
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A literal value. ``type`` is the primitive type the literal denotes:
+    ``number`` (int), ``unsigned`` (int, written ``1u``), ``float`` or ``symbol``
+    (str, escapes already resolved)."""
+
+    value: Union[int, float, str]
+    type: str
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class BinaryOp:
+    """An infix operator: ``+ - * / % ^``, the bitwise ``band bor bxor bshl bshr
+    bshru`` and the logical ``land lor lxor``."""
+
+    op: str
+    left: "Term"
+    right: "Term"
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    """A prefix operator: ``-`` (negation), ``bnot``, ``lnot``."""
+
+    op: str
+    operand: "Term"
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Functor:
+    """A built-in function call: ``cat(a, b)``, ``strlen(s)``, ``min(a, b)``,
+    ``range(lo, hi[, step])`` (a multi-valued functor), ..."""
+
+    name: str
+    args: tuple["Term", ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """``count : { body }``, ``sum x : { body }``, ``min/max/mean x : { body }``.
+
+    ``target`` is the aggregated term (``None`` for ``count``); ``body`` a
+    conjunction of literals (the single-atom form ``count : r(x, _)`` is parsed as
+    a one-literal body). Variables of the body that also occur outside the
+    aggregate in the enclosing rule are the grouping variables."""
+
+    kind: str
+    target: "Term | None"
+    body: tuple["Literal", ...]
+    span: Span = field(compare=False)
+
+
+Term = Union[Variable, Wildcard, Constant, BinaryOp, UnaryOp, Functor, Aggregate]
+
+
+def term_variables(term: Term) -> Iterator[Variable]:
+    """The variables occurring in ``term``, in order, including those inside an
+    aggregate's target and body."""
+    if isinstance(term, Variable):
+        yield term
+    elif isinstance(term, BinaryOp):
+        yield from term_variables(term.left)
+        yield from term_variables(term.right)
+    elif isinstance(term, UnaryOp):
+        yield from term_variables(term.operand)
+    elif isinstance(term, Functor):
+        for arg in term.args:
+            yield from term_variables(arg)
+    elif isinstance(term, Aggregate):
+        if term.target is not None:
+            yield from term_variables(term.target)
+        for literal in term.body:
+            yield from literal_variables(literal)
+
+
+# ---------------------------------------------------------------- literals
+
+
+@dataclass(frozen=True)
+class Atom:
+    """``relation(arg, ...)``."""
+
+    relation: str
+    args: tuple[Term, ...]
+    span: Span = field(compare=False)
+
+    def variables(self) -> list[str]:
+        return [v.name for arg in self.args for v in term_variables(arg)]
+
+
+@dataclass(frozen=True)
+class Negation:
+    """``!atom``: true when the atom has no matching fact."""
+
+    atom: Atom
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``left op right`` with op one of ``= != < <= > >=``."""
+
+    op: str
+    left: Term
+    right: Term
+    span: Span = field(compare=False)
+
+
+Literal = Union[Atom, Negation, Comparison]
+
+
+def literal_variables(literal: Literal) -> Iterator[Variable]:
+    if isinstance(literal, Atom):
+        for arg in literal.args:
+            yield from term_variables(arg)
+    elif isinstance(literal, Negation):
+        yield from literal_variables(literal.atom)
+    else:
+        yield from term_variables(literal.left)
+        yield from term_variables(literal.right)
+
+
+# ---------------------------------------------------------------- clauses
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``h1(..), h2(..) :- body.`` where ``body`` is in disjunctive normal form:
+    a tuple of alternatives, each a conjunction (tuple) of literals. ``a :- b ; c.``
+    has two alternatives; a body without ``;`` has one."""
+
+    heads: tuple[Atom, ...]
+    body: tuple[tuple[Literal, ...], ...]
+    span: Span = field(compare=False)
+
+    def clauses(self) -> Iterator[tuple[Atom, tuple[Literal, ...]]]:
+        """Every (head, conjunctive body) pair this rule stands for."""
+        for head in self.heads:
+            for conjunction in self.body:
+                yield head, conjunction
+
+
+@dataclass(frozen=True)
+class Fact:
+    """``relation(c1, c2).``: an atom whose arguments are constants (or constant
+    expressions such as ``1 + 2`` or ``cat("a", "b")``)."""
+
+    atom: Atom
+    span: Span = field(compare=False)
+
+
+# ---------------------------------------------------------------- declarations
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    type: str
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class RelationDecl:
+    """``.decl name(a: T, ...) [qualifiers]``; qualifiers such as ``brie``,
+    ``btree``, ``eqrel``, ``inline``."""
+
+    name: str
+    attributes: tuple[Attribute, ...]
+    qualifiers: tuple[str, ...]
+    span: Span = field(compare=False)
+
+    @property
+    def arity(self) -> int:
+        return len(self.attributes)
+
+
+@dataclass(frozen=True)
+class TypeDecl:
+    """A user type. ``kind`` is ``subtype`` (``.type T <: number``), ``equivalent``
+    (``.type T = number``) or ``union`` (``.type U = A | B``); ``bases`` names the
+    type(s) on the right-hand side."""
+
+    name: str
+    kind: str
+    bases: tuple[str, ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Directive:
+    """``.input r(IO=file, filename="r.tsv", delimiter=",")``, ``.output r``,
+    ``.printsize r``. ``params`` keeps the key/value pairs in source order, values
+    as written (strings unquoted)."""
+
+    kind: str
+    relations: tuple[str, ...]
+    params: tuple[tuple[str, str], ...]
+    span: Span = field(compare=False)
+
+    def param(self, key: str, default: str | None = None) -> str | None:
+        for k, v in self.params:
+            if k == key:
+                return v
+        return default
+
+
+@dataclass(frozen=True)
+class Pragma:
+    """``.pragma "key" "value"``: accepted and recorded; none changes semantics."""
+
+    key: str
+    value: str
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A whole program, possibly assembled from several files by ``#include``.
+    Items of each kind are in source order."""
+
+    types: tuple[TypeDecl, ...] = ()
+    relations: tuple[RelationDecl, ...] = ()
+    directives: tuple[Directive, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    rules: tuple[Rule, ...] = ()
+    pragmas: tuple[Pragma, ...] = ()
+
+    def relation(self, name: str) -> RelationDecl | None:
+        for decl in self.relations:
+            if decl.name == name:
+                return decl
+        return None
+
+    def relations_with(self, kind: str) -> list[str]:
+        """Names of the relations named by directives of ``kind`` (``input``,
+        ``output``, ``printsize``), in source order, without repeats."""
+        names: list[str] = []
+        for directive in self.directives:
+            if directive.kind == kind:
+                names.extend(n for n in directive.relations if n not in names)
+        return names
