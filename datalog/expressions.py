@@ -1,0 +1,102 @@
+"""Evaluating plan expressions (:mod:`engine.plan`) in Python, with Soufflé's
+semantics from :mod:`datalog.functors`.
+
+Two forms: :func:`evaluate` interprets an expression on a row (facts, constant
+folding), and :class:`Codegen` turns expressions into Python source text over a
+row variable, with the resolved operator implementations bound as names of the
+generated code's namespace. The circuit compiler fuses a rule's filters,
+assignments and head projection into one generated function this way.
+
+>>> from engine.plan import Call, Col, Const
+>>> e = Call("+", (Col(0), Const(1)), ("number", "number"))
+>>> evaluate(e, (41,))
+42
+>>> gen = Codegen()
+>>> gen.expr(e, "r")
+'_op0(r[0], 1)'
+>>> gen.expr(Call("<", (Col(0), Col(1)), ("number", "number")), "r")
+'(r[0] < r[1])'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from datalog.functors import BINARY_OPS, COMPARISONS, FUNCTORS, UNARY_OPS, Overload
+from engine.plan import Call, Col, Const, Expr
+
+#: Comparisons that Python's own operators compute exactly as Soufflé does on
+#: values of one primitive type.
+_INLINE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+
+
+def resolve(call: Call) -> Overload:
+    """The implementation of ``call`` for its argument types."""
+    if call.op in COMPARISONS and len(call.args) == 2:
+        table = COMPARISONS
+    elif len(call.args) == 1 and call.op in UNARY_OPS:
+        table = UNARY_OPS
+    elif len(call.args) == 2 and call.op in BINARY_OPS:
+        table = BINARY_OPS
+    else:
+        table = FUNCTORS
+    operator = table.get(call.op)
+    overload = operator.resolve(call.types) if operator is not None else None
+    if overload is None:
+        raise ValueError(f"no implementation of {call.op}{call.types}")
+    return overload
+
+
+def evaluate(expr: Expr, row: tuple) -> Any:
+    """The value of ``expr`` on ``row`` (for ``range``: an iterator of values).
+
+    >>> list(evaluate(Call("range", (Const(0), Const(3)), ("number", "number")), ()))
+    [0, 1, 2]
+    """
+    if isinstance(expr, Col):
+        return row[expr.index]
+    if isinstance(expr, Const):
+        return expr.value
+    return resolve(expr)(*(evaluate(a, row) for a in expr.args))
+
+
+class Codegen:
+    """Collects the names generated code refers to (``namespace``) while
+    turning expressions into Python source."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {}
+        self._names: dict[int, str] = {}
+        self._constants: dict[tuple, str] = {}
+
+    def bind(self, value: Any, prefix: str = "_v") -> str:
+        """A namespace name for ``value`` (one per distinct object)."""
+        name = self._names.get(id(value))
+        if name is None:
+            name = f"{prefix}{len(self.namespace)}"
+            self._names[id(value)] = name
+            self.namespace[name] = value
+        return name
+
+    def const(self, value: Any) -> str:
+        if isinstance(value, float):
+            if math.isnan(value) or math.isinf(value):
+                key = ("float", repr(value))
+                if key not in self._constants:
+                    self._constants[key] = self.bind(value, "_c")
+                return self._constants[key]
+            return repr(value)
+        return repr(value)
+
+    def expr(self, expr: Expr, row: str) -> str:
+        """Python source computing ``expr`` over the tuple named ``row``."""
+        if isinstance(expr, Col):
+            return f"{row}[{expr.index}]"
+        if isinstance(expr, Const):
+            return self.const(expr.value)
+        args = [self.expr(a, row) for a in expr.args]
+        if expr.op in _INLINE and len(args) == 2:
+            return f"({args[0]} {_INLINE[expr.op]} {args[1]})"
+        function = resolve(expr).function
+        return f"{self.bind(function, '_op')}({', '.join(args)})"

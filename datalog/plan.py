@@ -1,0 +1,615 @@
+"""Lowering a checked program to the relational plan (:mod:`engine.plan`).
+
+Each clause ``head :- body`` becomes a :class:`~engine.plan.RulePlan`: a pipeline
+that binds the clause's variables left to right. The order is chosen greedily:
+
+1. ``x = c`` with a constant ``c`` is substituted into the clause (``x`` becomes
+   ``c`` everywhere), so constants reach the atoms as filters and join keys.
+2. Whatever is *ready* (all its variables bound) is applied as early as possible:
+   comparisons as filters, negated atoms as antijoins, ``x = expr`` with ``x``
+   unbound as an assignment, ``range`` as a multi-valued assignment, aggregates
+   once every variable they share with the rest of the clause is bound.
+3. Otherwise the next positive atom is the one with most bound arguments
+   (variables already bound, constants), ties broken by source order; the first
+   atom of a rule becomes a scan, the others joins keyed by their bound arguments.
+
+Aggregates and ``range`` calls anywhere in a term are hoisted into steps of their
+own that bind a hidden variable (``$1``, ``$2``, ...). An aggregate's body is
+planned the same way into a correlated sub-pipeline seeded by the variables it
+shares with the clause outside every aggregate (Soufflé's grouping semantics).
+
+>>> from datalog.ast import Atom, Comparison, Span, Variable
+>>> at = Span("p.dl", 1, 1, 1, 1)
+>>> x, y, z = (Variable(n, at) for n in "xyz")
+>>> types = {"edge": ("number", "number"), "path": ("number", "number")}
+>>> rule = plan_clause(Atom("path", (x, z), at),
+...                    (Atom("path", (x, y), at), Atom("edge", (y, z), at),
+...                     Comparison("!=", x, z, at)), types)
+>>> print(rule.describe())
+path(x, z) :- path(x, y), edge(y, z), x != z.
+  scan path -> [0, 1]
+  join edge on edge.0 = #1 -> +[1]
+  filter (#0 != #2)
+  head (#0, #2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from datalog import ast
+from datalog.errors import CheckError, Diagnostic
+from datalog.functors import BINARY_OPS, COMPARISONS, FUNCTORS, UNARY_OPS
+from engine.plan import (
+    Aggregate,
+    Antijoin,
+    Assign,
+    Call,
+    Col,
+    Const,
+    Expr,
+    Filter,
+    IOPlan,
+    Join,
+    ProgramPlan,
+    RelationPlan,
+    RulePlan,
+    Scan,
+    StratumPlan,
+)
+
+
+def plan_program(checked) -> ProgramPlan:
+    """The :class:`~engine.plan.ProgramPlan` of a ``CheckedProgram`` (as returned by
+    :func:`datalog.frontend.load`): relations, facts, directives and strata."""
+    program: ast.Program = checked.program
+    types: dict[str, tuple[str, ...]] = dict(checked.types)
+    relations = {}
+    for decl in program.relations:
+        relations[decl.name] = RelationPlan(
+            decl.name, tuple(a.name for a in decl.attributes), tuple(types[decl.name]))
+    facts: dict[str, set] = {}
+    for fact in program.facts:
+        row = fact_row(fact.atom, types[fact.atom.relation])
+        facts.setdefault(fact.atom.relation, set()).add(row)
+    strata = []
+    for stratum in checked.strata:
+        rules = tuple(plan_clause(head, body, types, _sources(program))
+                      for head, body in stratum.clauses)
+        if rules:
+            strata.append(StratumPlan(tuple(stratum.relations), stratum.recursive, rules))
+    directives = {"input": [], "output": [], "printsize": []}
+    for directive in program.directives:
+        for name in directive.relations:
+            plans = directives.setdefault(directive.kind, [])
+            if all(p.relation != name for p in plans):
+                plans.append(IOPlan(directive.kind, name, tuple(directive.params)))
+    return ProgramPlan(relations, tuple(strata),
+                       {name: frozenset(rows) for name, rows in facts.items()},
+                       tuple(directives["input"]), tuple(directives["output"]),
+                       tuple(directives["printsize"]))
+
+
+def _sources(program: ast.Program) -> dict[str, str]:
+    return dict(program.sources)
+
+
+def fact_row(atom: ast.Atom, types: tuple[str, ...]) -> tuple:
+    """The row a fact states: each argument a constant expression, evaluated with
+    Soufflé's semantics and converted to its column's type."""
+    from datalog.expressions import evaluate
+
+    lowering = _Pipeline({}, {})
+    row = []
+    for term, column_type in zip(atom.args, types):
+        expr, _ = lowering.expr(term, column_type)
+        value = evaluate(expr, ())
+        row.append(float(value) if column_type == "float" else value)
+    return tuple(row)
+
+
+def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
+                types: dict[str, tuple[str, ...]],
+                sources: dict[str, str] | None = None) -> RulePlan:
+    """The pipeline of one clause (a head atom and a conjunction of literals)."""
+    label = _clause_text(head, tuple(body))
+    head, body = _substitute_constants(head, tuple(body))
+    span = head.span
+    pipeline = _Pipeline(types, sources or {})
+    outer = _outer_variables((head,), body)
+    pipeline.plan(body, outer, extra_terms=head.args)
+    column_types = types[head.relation]
+    exprs = tuple(pipeline.expr(pipeline.hoisted_term(t), ct)[0]
+                  for t, ct in zip(head.args, column_types))
+    return RulePlan(head.relation, tuple(pipeline.steps), exprs, label, str(span))
+
+
+# ---------------------------------------------------------------- the pipeline
+
+
+class _Pipeline:
+    """The planning state of one pipeline: bound variables and their slots."""
+
+    def __init__(self, types, sources, seed: Iterable[tuple[str, str]] = ()):
+        self.types = types
+        self.sources = sources
+        self.slots: dict[str, int] = {}
+        self.slot_types: list[str] = []
+        self.steps: list = []
+        self.generated: dict[int, str] = {}   # id(term) -> hidden variable
+        self.counter = [0]
+        self.scan_allowed = True
+        for name, type_ in seed:
+            self._bind(name, type_)
+
+    def _bind(self, name: str, type_: str) -> int:
+        self.slots[name] = len(self.slot_types)
+        self.slot_types.append(type_)
+        return self.slots[name]
+
+    def _fresh(self) -> str:
+        self.counter[0] += 1
+        return f"${self.counter[0]}"
+
+    # ------------------------------------------------------------ planning
+
+    def plan(self, body, outer: set[str], extra_terms=()) -> None:
+        """Add the steps of ``body``; ``outer`` are the variables of the enclosing
+        clause outside every aggregate (an aggregate's grouping candidates);
+        ``extra_terms`` (the head) may hold aggregates and ranges too."""
+        atoms: list[ast.Atom] = []
+        waiting: list = []     # comparisons, negations, generators (var, term)
+        for literal in body:
+            if isinstance(literal, ast.Atom):
+                atoms.append(literal)
+            else:
+                waiting.append(literal)
+            self._hoist(literal, waiting)
+        for term in extra_terms:
+            self._hoist_term(term, waiting)
+        while atoms or waiting:
+            if self._apply_ready(waiting, outer, may_defer=bool(atoms)):
+                continue
+            if not atoms:
+                self._ungrounded(waiting)
+            atom = max(atoms, key=lambda a: (self._bound_args(a), -self._open_exprs(a),
+                                             -atoms.index(a)))
+            atoms.remove(atom)
+            self._join(atom, waiting)
+
+    def _bound_args(self, atom: ast.Atom) -> int:
+        score = 0
+        for arg in atom.args:
+            if isinstance(arg, ast.Constant) or isinstance(arg, ast.Variable) and arg.name in self.slots:
+                score += 1
+        return score
+
+    def _open_exprs(self, atom: ast.Atom) -> int:
+        """Arguments that are expressions over unbound variables (to avoid)."""
+        return sum(1 for arg in atom.args
+                   if isinstance(arg, (ast.BinaryOp, ast.UnaryOp, ast.Functor))
+                   and not {v.name for v in _term_vars(arg)} <= self.slots.keys())
+
+    def _hoist(self, literal, waiting) -> None:
+        if isinstance(literal, ast.Atom):
+            for arg in literal.args:
+                self._hoist_term(arg, waiting)
+        elif isinstance(literal, ast.Negation):
+            self._hoist(literal.atom, waiting)
+        else:
+            # x = count : {..} / x = range(..): the generator binds x itself.
+            for var, term in ((literal.left, literal.right), (literal.right, literal.left)):
+                if (literal.op == "=" and isinstance(var, ast.Variable)
+                        and _is_generator(term) and id(term) not in self.generated):
+                    self._hoist_term_inside(term, waiting)
+                    self.generated[id(term)] = var.name
+                    waiting.append(("gen", var.name, term))
+                    self.generated[id(literal)] = "done"
+            self._hoist_term(literal.left, waiting)
+            self._hoist_term(literal.right, waiting)
+
+    def _hoist_term(self, term, waiting) -> None:
+        if id(term) in self.generated:
+            return
+        if _is_generator(term):
+            self._hoist_term_inside(term, waiting)
+            name = self._fresh()
+            self.generated[id(term)] = name
+            waiting.append(("gen", name, term))
+        else:
+            self._hoist_term_inside(term, waiting)
+
+    def _hoist_term_inside(self, term, waiting) -> None:
+        if isinstance(term, ast.BinaryOp):
+            self._hoist_term(term.left, waiting)
+            self._hoist_term(term.right, waiting)
+        elif isinstance(term, ast.UnaryOp):
+            self._hoist_term(term.operand, waiting)
+        elif isinstance(term, ast.Functor):
+            for arg in term.args:
+                self._hoist_term(arg, waiting)
+        # An aggregate's own body is planned in its sub-pipeline.
+
+    def hoisted_term(self, term):
+        """``term`` with hoisted generators replaced by their hidden variables."""
+        if id(term) in self.generated:
+            return ast.Variable(self.generated[id(term)], term.span)
+        if isinstance(term, ast.BinaryOp):
+            return ast.BinaryOp(term.op, self.hoisted_term(term.left),
+                                self.hoisted_term(term.right), term.span)
+        if isinstance(term, ast.UnaryOp):
+            return ast.UnaryOp(term.op, self.hoisted_term(term.operand), term.span)
+        if isinstance(term, ast.Functor):
+            return ast.Functor(term.name, tuple(self.hoisted_term(a) for a in term.args),
+                               term.span)
+        return term
+
+    def _vars(self, item) -> set[str]:
+        """The variables an item needs bound before it can be applied."""
+        if isinstance(item, tuple):
+            _, _, term = item
+            if isinstance(term, ast.Aggregate):
+                return set()        # handled by _aggregate_ready
+            return {v.name for a in term.args for v in _term_vars(self.hoisted_term(a))}
+        if isinstance(item, ast.Negation):
+            return {v.name for a in item.atom.args for v in _term_vars(self.hoisted_term(a))}
+        return ({v.name for v in _term_vars(self.hoisted_term(item.left))}
+                | {v.name for v in _term_vars(self.hoisted_term(item.right))})
+
+    def _apply_ready(self, waiting, outer, may_defer) -> bool:
+        """Apply one ready item (filters first); False when none is ready."""
+        for item in list(waiting):
+            if isinstance(item, ast.Comparison) and self.generated.get(id(item)) == "done":
+                waiting.remove(item)
+                return True
+        order = sorted(waiting, key=lambda it: 0 if isinstance(it, ast.Comparison)
+                       else 1 if isinstance(it, ast.Negation) else 2)
+        for item in order:
+            needed = self._vars(item)
+            if needed and not needed <= self.slots.keys():
+                if isinstance(item, ast.Comparison) and item.op == "=":
+                    if self._try_assign(item):
+                        waiting.remove(item)
+                        return True
+                continue
+            if not needed and may_defer and self.scan_allowed and not self.steps \
+                    and not isinstance(item, tuple):
+                continue   # keep a constant-only filter after the first scan
+            if isinstance(item, tuple) and isinstance(item[2], ast.Aggregate):
+                if not self._aggregate_ready(item[2], outer):
+                    continue
+                waiting.remove(item)
+                self._aggregate(item[1], item[2], outer)
+                return True
+            waiting.remove(item)
+            if isinstance(item, ast.Comparison):
+                self.steps.append(Filter(self._condition(item)))
+            elif isinstance(item, ast.Negation):
+                self._antijoin(item.atom)
+            else:
+                self._range(item[1], item[2])
+            return True
+        return False
+
+    def _try_assign(self, comparison: ast.Comparison) -> bool:
+        """``x = expr`` with ``x`` unbound and ``expr`` bound: an assignment."""
+        for var, other in ((comparison.left, comparison.right),
+                           (comparison.right, comparison.left)):
+            other = self.hoisted_term(other)
+            if (isinstance(var, ast.Variable) and var.name not in self.slots
+                    and {v.name for v in _term_vars(other)} <= self.slots.keys()):
+                expr, type_ = self.expr(other)
+                self.steps.append(Assign(expr))
+                self._bind(var.name, type_)
+                return True
+        return False
+
+    def _ungrounded(self, waiting) -> None:
+        diagnostics = []
+        for item in waiting:
+            term = item[2] if isinstance(item, tuple) else item
+            missing = sorted(self._vars(item) - self.slots.keys()) or ["?"]
+            diagnostics.append(Diagnostic(
+                "error", f"ungrounded variable `{missing[0]}`: no positive atom or "
+                         f"equality binds it", term.span))
+        raise CheckError(diagnostics, self.sources)
+
+    # ------------------------------------------------------------ atoms
+
+    def _join(self, atom: ast.Atom, waiting) -> None:
+        column_types = self.types[atom.relation]
+        first = self.scan_allowed and not self.steps and not self.slot_types
+        keys, consts, equal, columns = [], [], [], []
+        new: dict[str, int] = {}
+        for column, (arg, ctype) in enumerate(zip(atom.args, column_types)):
+            arg = self.hoisted_term(arg)
+            if isinstance(arg, ast.Wildcard):
+                continue
+            if isinstance(arg, ast.Constant):
+                value = _coerce(arg.value, ctype)
+                if first:
+                    consts.append((column, value))
+                else:
+                    keys.append((column, Const(value)))
+                continue
+            if isinstance(arg, ast.Variable):
+                if arg.name in self.slots:
+                    keys.append((column, Col(self.slots[arg.name])))
+                elif arg.name in new:
+                    equal.append((new[arg.name], column))
+                else:
+                    new[arg.name] = column
+                    columns.append(column)
+                continue
+            names = {v.name for v in _term_vars(arg)}
+            if names <= self.slots.keys():
+                keys.append((column, self.expr(arg, ctype)[0]))
+            else:   # an expression over unbound variables: bind, then compare
+                hidden = self._fresh()
+                new[hidden] = column
+                columns.append(column)
+                waiting.insert(0, ast.Comparison("=", ast.Variable(hidden, arg.span), arg,
+                                                 arg.span))
+        if first:
+            self.steps.append(Scan(atom.relation, tuple(columns), tuple(consts),
+                                   tuple(equal)))
+        else:
+            self.steps.append(Join(atom.relation, tuple(keys), tuple(columns),
+                                   equal=tuple(equal)))
+        names_by_column = {c: n for n, c in new.items()}
+        for column in columns:
+            self._bind(names_by_column[column], column_types[column])
+
+    def _antijoin(self, atom: ast.Atom) -> None:
+        keys = []
+        for column, (arg, ctype) in enumerate(zip(atom.args, self.types[atom.relation])):
+            arg = self.hoisted_term(arg)
+            if not isinstance(arg, ast.Wildcard):
+                keys.append((column, self.expr(arg, ctype)[0]))
+        self.steps.append(Antijoin(atom.relation, tuple(keys)))
+
+    # ------------------------------------------------------------ generators
+
+    def _range(self, name: str, term: ast.Functor) -> None:
+        expr, type_ = self.expr(self._hoisted_args(term))
+        self._bind_generated(name, Assign(expr, multi=True), type_, term.span)
+
+    def _hoisted_args(self, term: ast.Functor) -> ast.Functor:
+        return ast.Functor(term.name, tuple(self.hoisted_term(a) for a in term.args),
+                           term.span)
+
+    def _bind_generated(self, name: str, step, type_: str, span) -> None:
+        self.steps.append(step)
+        if name in self.slots:          # already bound: the generator must agree
+            slot = len(self.slot_types)
+            self.slot_types.append(type_)
+            self.steps.append(Filter(Call("=", (Col(self.slots[name]), Col(slot)),
+                                          (type_, type_))))
+        else:
+            self._bind(name, type_)
+
+    def _aggregate_ready(self, term: ast.Aggregate, outer: set[str]) -> bool:
+        return _correlated(term, outer) <= self.slots.keys()
+
+    def _aggregate(self, name: str, term: ast.Aggregate, outer: set[str]) -> None:
+        correlated = _correlated(term, outer)
+        order = [v.name for v in _term_vars(term) if v.name in correlated]
+        seed_names = list(dict.fromkeys(order))
+        seed = tuple(self.slots[n] for n in seed_names)
+        inner = _Pipeline(self.types, self.sources,
+                          [(n, self.slot_types[self.slots[n]]) for n in seed_names])
+        inner.counter = self.counter
+        inner.scan_allowed = False    # the row starts with the seed, even if empty
+        inner_outer = outer | _outer_variables((), term.body, exclude=term)
+        inner.plan(term.body, inner_outer,
+                   extra_terms=(term.target,) if term.target is not None else ())
+        target, target_type = (None, "number")
+        if term.target is not None:
+            target, target_type = inner.expr(inner.hoisted_term(term.target))
+        result_type = {"count": "number", "mean": "float"}.get(term.kind, target_type)
+        step = Aggregate(term.kind, seed, tuple(inner.steps), target, result_type)
+        self._bind_generated(name, step, result_type, term.span)
+
+    # ------------------------------------------------------------ expressions
+
+    def _condition(self, comparison: ast.Comparison) -> Expr:
+        left, lt = self.expr(self.hoisted_term(comparison.left))
+        right, rt = self.expr(self.hoisted_term(comparison.right))
+        (left, lt), (right, rt) = _unify([(left, lt), (right, rt)])
+        return Call(comparison.op, (left, right), (lt, rt))
+
+    def expr(self, term, context: str | None = None) -> tuple[Expr, str]:
+        """The plan expression of a (hoisted) term and its primitive type;
+        ``context`` is the type a bare numeric constant should take."""
+        if isinstance(term, ast.Variable):
+            slot = self.slots[term.name]
+            return Col(slot), self.slot_types[slot]
+        if isinstance(term, ast.Constant):
+            if context is not None and term.type in ("number", "unsigned", "float") \
+                    and context in ("number", "unsigned", "float"):
+                return Const(_coerce(term.value, context)), context
+            return Const(term.value), term.type
+        if isinstance(term, ast.BinaryOp):
+            args = _unify([self.expr(term.left, context), self.expr(term.right, context)])
+            table = BINARY_OPS
+            name, parts = term.op, args
+        elif isinstance(term, ast.UnaryOp):
+            name, parts, table = term.op, [self.expr(term.operand, context)], UNARY_OPS
+        elif isinstance(term, ast.Functor):
+            table = FUNCTORS
+            name = term.name
+            parts = [self.expr(a) for a in term.args]
+            if name in ("min", "max", "range"):
+                parts = _unify(parts)
+        else:
+            raise CheckError([Diagnostic("error", "this term cannot be evaluated here",
+                                         term.span)], self.sources)
+        arg_types = tuple(t for _, t in parts)
+        operator = table.get(name)
+        result = operator.result_type(arg_types) if operator is not None else None
+        if result is None:
+            raise CheckError([Diagnostic(
+                "error", f"`{name}` does not apply to ({', '.join(arg_types)})",
+                term.span)], self.sources)
+        return Call(name, tuple(e for e, _ in parts), arg_types), result
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _is_generator(term) -> bool:
+    return isinstance(term, ast.Aggregate) or (
+        isinstance(term, ast.Functor) and term.name == "range")
+
+
+def _term_vars(term) -> list[ast.Variable]:
+    return list(ast.term_variables(term)) if term is not None else []
+
+
+def _coerce(value, type_: str):
+    if type_ == "float" and isinstance(value, int):
+        return float(value)
+    return value
+
+
+def _unify(parts: list[tuple[Expr, str]]) -> list[tuple[Expr, str]]:
+    """Give bare numeric constants the type of their non-constant partners
+    (``x < 1`` on a float ``x`` compares with ``1.0``)."""
+    numeric = ("number", "unsigned", "float")
+    targets = [t for e, t in parts if not isinstance(e, Const) and t in numeric]
+    if not targets:
+        targets = [t for _, t in parts if t in ("unsigned", "float")]
+    if not targets:
+        return parts
+    target = "float" if "float" in targets else targets[0]
+    return [(Const(_coerce(e.value, target)), target)
+            if isinstance(e, Const) and t in numeric and t != target else (e, t)
+            for e, t in parts]
+
+
+def _outer_variables(heads, body, exclude=None) -> set[str]:
+    """Variables of ``heads`` and ``body`` outside every aggregate (inside
+    ``exclude``'s own body: outside its nested aggregates)."""
+    names: set[str] = set()
+
+    def visit(term):
+        if term is None or isinstance(term, ast.Aggregate):
+            return
+        if isinstance(term, ast.Variable):
+            names.add(term.name)
+        elif isinstance(term, ast.BinaryOp):
+            visit(term.left)
+            visit(term.right)
+        elif isinstance(term, ast.UnaryOp):
+            visit(term.operand)
+        elif isinstance(term, ast.Functor):
+            for a in term.args:
+                visit(a)
+
+    def visit_literal(literal):
+        if isinstance(literal, ast.Atom):
+            for a in literal.args:
+                visit(a)
+        elif isinstance(literal, ast.Negation):
+            visit_literal(literal.atom)
+        else:
+            visit(literal.left)
+            visit(literal.right)
+
+    for head in heads:
+        visit_literal(head)
+    for literal in body:
+        visit_literal(literal)
+    if exclude is not None and exclude.target is not None:
+        visit(exclude.target)
+    return names
+
+
+def _correlated(term: ast.Aggregate, outer: set[str]) -> set[str]:
+    return {v.name for v in _term_vars(term)} & outer
+
+
+def _substitute_constants(head, body):
+    """Replace every variable ``x`` constrained by ``x = constant`` (at the top
+    level of the body) by that constant, dropping the equality."""
+    while True:
+        for literal in body:
+            if isinstance(literal, ast.Comparison) and literal.op == "=":
+                for var, const in ((literal.left, literal.right),
+                                   (literal.right, literal.left)):
+                    if isinstance(var, ast.Variable) and isinstance(const, ast.Constant):
+                        break
+                else:
+                    continue
+                rest = tuple(lit for lit in body if lit is not literal)
+                head = _replace(head, var.name, const)
+                body = tuple(_replace(lit, var.name, const) for lit in rest)
+                break
+        else:
+            return head, body
+
+
+def _replace(node, name: str, const: ast.Constant):
+    if isinstance(node, ast.Variable):
+        return ast.Constant(const.value, const.type, node.span) if node.name == name else node
+    if isinstance(node, ast.Atom):
+        return ast.Atom(node.relation, tuple(_replace(a, name, const) for a in node.args),
+                        node.span)
+    if isinstance(node, ast.Negation):
+        return ast.Negation(_replace(node.atom, name, const), node.span)
+    if isinstance(node, ast.Comparison):
+        return ast.Comparison(node.op, _replace(node.left, name, const),
+                              _replace(node.right, name, const), node.span)
+    if isinstance(node, ast.BinaryOp):
+        return ast.BinaryOp(node.op, _replace(node.left, name, const),
+                            _replace(node.right, name, const), node.span)
+    if isinstance(node, ast.UnaryOp):
+        return ast.UnaryOp(node.op, _replace(node.operand, name, const), node.span)
+    if isinstance(node, ast.Functor):
+        return ast.Functor(node.name, tuple(_replace(a, name, const) for a in node.args),
+                           node.span)
+    if isinstance(node, ast.Aggregate):
+        return ast.Aggregate(node.kind, _replace(node.target, name, const)
+                             if node.target is not None else None,
+                             tuple(_replace(lit, name, const) for lit in node.body),
+                             node.span)
+    return node
+
+
+def _clause_text(head: ast.Atom, body) -> str:
+    """The clause as text, for labels: ``path(x, z) :- edge(x, y), path(y, z).``"""
+    if not body:
+        return f"{_literal_text(head)}."
+    return f"{_literal_text(head)} :- {', '.join(_literal_text(l) for l in body)}."
+
+
+def _literal_text(literal) -> str:
+    if isinstance(literal, ast.Atom):
+        return f"{literal.relation}({', '.join(_term_text(a) for a in literal.args)})"
+    if isinstance(literal, ast.Negation):
+        return "!" + _literal_text(literal.atom)
+    if literal.op in COMPARISONS and literal.op.isidentifier():
+        name = literal.op.replace("not_", "!")
+        return f"{name}({_term_text(literal.left)}, {_term_text(literal.right)})"
+    return f"{_term_text(literal.left)} {literal.op} {_term_text(literal.right)}"
+
+
+def _term_text(term) -> str:
+    if isinstance(term, ast.Variable):
+        return term.name
+    if isinstance(term, ast.Wildcard):
+        return "_"
+    if isinstance(term, ast.Constant):
+        if term.type == "symbol":
+            return '"' + term.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return f"{term.value}u" if term.type == "unsigned" else str(term.value)
+    if isinstance(term, ast.BinaryOp):
+        return f"({_term_text(term.left)} {term.op} {_term_text(term.right)})"
+    if isinstance(term, ast.UnaryOp):
+        space = " " if term.op.isidentifier() else ""
+        return f"{term.op}{space}{_term_text(term.operand)}"
+    if isinstance(term, ast.Functor):
+        return f"{term.name}({', '.join(_term_text(a) for a in term.args)})"
+    target = f" {_term_text(term.target)}" if term.target is not None else ""
+    body = ", ".join(_literal_text(l) for l in term.body)
+    return f"{term.kind}{target} : {{ {body} }}"
