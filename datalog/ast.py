@@ -279,6 +279,16 @@ class Pragma:
 
 
 @dataclass(frozen=True)
+class Plan:
+    """``.plan 0:(2,1), 1:(1,2)`` after a rule: for each version of the rule, the
+    order in which to join its body atoms (1-based). Accepted and recorded; the
+    compiler chooses its own join order, so plans are ignored (with a warning)."""
+
+    orders: tuple[tuple[int, tuple[int, ...]], ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Program:
     """A whole program, possibly assembled from several files by ``#include``.
     Items of each kind are in source order."""
@@ -289,6 +299,9 @@ class Program:
     facts: tuple[Fact, ...] = ()
     rules: tuple[Rule, ...] = ()
     pragmas: tuple[Pragma, ...] = ()
+    plans: tuple[Plan, ...] = ()
+    #: path -> text of every file the program was read from (for diagnostics).
+    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def relation(self, name: str) -> RelationDecl | None:
         for decl in self.relations:

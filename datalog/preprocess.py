@@ -1,0 +1,443 @@
+"""The preprocessor: ``#include``, ``#define`` and conditionals, keeping places right.
+
+Soufflé runs its programs through the C preprocessor. We implement the part that
+programs use, line by line, so that every line of the text handed to the grammar
+is the line of the same number in the file it came from:
+
+- ``#include "file"`` (or ``<file>``), relative to the including file's folder
+  (to the working directory for text without a file). The included file is read
+  and parsed on its own, with its own name in every position; its items take the
+  place of the ``#include`` line. Including a file from itself (directly or
+  through others) is an error.
+- ``#define NAME text`` and function-like ``#define NAME(a, b) text``, continued
+  over several lines with a trailing backslash; ``#undef NAME``. Macros are
+  expanded outside strings and comments, and rescanned for further macros (a
+  macro is never expanded inside its own expansion). The ``#`` and ``##``
+  operators are not supported. A macro call's arguments must be on one line.
+- ``#ifdef NAME`` / ``#ifndef NAME`` / ``#else`` / ``#endif`` (include guards).
+  ``#if`` and ``#elif`` with expressions are not supported.
+
+Directive lines, and lines in a false conditional, become empty lines. A line
+changed by macro expansion keeps a :class:`ColumnMap`, so a position in the
+expanded text maps back to the file: a column inside an expansion maps to the
+macro's name.
+
+>>> out = preprocess('#define N 10\\nr(N, "N").\\n', "p.dl", include=None)
+>>> out.text
+'\\nr(10, "N").\\n'
+>>> cols = out.columns[2]          # `10` is columns 3-4 here, `N` column 3 in the file
+>>> cols.start(3), cols.end(5), cols.start(6)
+(3, 4, 5)
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from datalog.ast import Span
+from datalog.errors import Diagnostic, ParseError
+
+#: How deeply macro expansions may nest before we call it a loop.
+MAX_EXPANSION_DEPTH = 64
+
+_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([A-Za-z_]\w*)?")
+_IDENT = re.compile(r"[A-Za-z_?][\w?]*")
+# Pieces of a line: a string, a line comment, a block comment opening, an
+# identifier, or any other character.
+_PIECE = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//.*|/\*|[A-Za-z_?][\w?]*|.', re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Macro:
+    name: str
+    params: tuple[str, ...] | None  # None: object-like
+    body: str
+    span: Span
+
+
+@dataclass
+class ColumnMap:
+    """Maps 1-based columns of an expanded line back to the original line.
+    ``runs`` holds ``(expanded_start, expanded_end, original_start,
+    original_end, literal)`` with ends exclusive, in order."""
+
+    runs: list[tuple[int, int, int, int, bool]]
+    _starts: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._starts = [run[0] for run in self.runs]
+
+    def _run(self, column: int) -> tuple[int, int, int, int, bool] | None:
+        i = bisect.bisect_right(self._starts, column) - 1
+        return self.runs[i] if i >= 0 else None
+
+    def start(self, column: int) -> int:
+        run = self._run(column)
+        if run is None:
+            return column
+        exp_start, exp_end, orig_start, orig_end, literal = run
+        if literal or column >= exp_end:
+            return orig_start + (column - exp_start) if column < exp_end else \
+                orig_end + (column - exp_end)
+        return orig_start
+
+    def end(self, column: int) -> int:
+        """Map an exclusive end column."""
+        run = self._run(column - 1)
+        if run is None:
+            return column
+        exp_start, exp_end, orig_start, orig_end, literal = run
+        if column - 1 >= exp_end:
+            return orig_end + (column - exp_end)
+        if literal:
+            return orig_start + (column - exp_start)
+        return orig_end
+
+
+@dataclass
+class Preprocessed:
+    """One file after preprocessing: the text for the grammar, the column maps
+    of changed lines, and the parsed items of the files it includes, each with
+    the line of its ``#include``."""
+
+    path: str
+    text: str
+    columns: dict[int, ColumnMap]
+    includes: list[tuple[int, list]]
+
+
+Include = Callable[[str, Span], list]
+
+
+def _error(message: str, span: Span, hint: str | None = None,
+           sources: dict[str, str] | None = None) -> ParseError:
+    return ParseError([Diagnostic("error", message, span, hint)], sources)
+
+
+class _Preprocessor:
+    def __init__(self, text: str, path: str, include: Include | None,
+                 macros: dict[str, Macro]):
+        self.text = text
+        self.path = path
+        self.include = include
+        self.macros = macros
+        self.sources = {path: text}
+
+    def error(self, message: str, line: int, column: int, end: int,
+              hint: str | None = None) -> ParseError:
+        return _error(message, Span(self.path, line, column, line, end), hint, self.sources)
+
+    def run(self) -> Preprocessed:
+        lines = self.text.split("\n")
+        out: list[str] = []
+        columns: dict[int, ColumnMap] = {}
+        includes: list[tuple[int, list]] = []
+        in_comment = False
+        # Conditional stack: (active, seen_else, line of the #if).
+        conditions: list[tuple[bool, bool, int]] = []
+        number = 0
+        while number < len(lines):
+            line = lines[number]
+            number += 1
+            active = all(c[0] for c in conditions)
+            match = None if in_comment else _DIRECTIVE.match(line)
+            if match is not None:
+                consumed = self.directive(match, lines, number, conditions, active, includes)
+                out.extend([""] * consumed)
+                number += consumed - 1
+                continue
+            if not active:
+                in_comment = _ends_in_comment(line, in_comment)
+                out.append("")
+                continue
+            if self.macros:
+                expanded, runs, in_comment = self.expand_line(line, number, in_comment)
+                if runs is not None:
+                    columns[number] = ColumnMap(runs)
+                out.append(expanded)
+            else:
+                in_comment = _ends_in_comment(line, in_comment)
+                out.append(line)
+        if conditions:
+            line = conditions[-1][2]
+            raise self.error("`#ifdef` or `#ifndef` without `#endif`", line, 1,
+                             len(lines[line - 1]) + 1, hint="add `#endif`")
+        return Preprocessed(self.path, "\n".join(out), columns, includes)
+
+    # ------------------------------------------------------------ directives
+
+    def directive(self, match: re.Match, lines: list[str], number: int,
+                  conditions: list, active: bool, includes: list) -> int:
+        """Handle the directive on line ``number``; return how many lines it
+        takes (continuation lines of a ``#define`` included)."""
+        name = match.group(1) or ""
+        line = lines[number - 1]
+        consumed = 1
+        while line.endswith("\\") and number - 1 + consumed < len(lines):
+            line = line[:-1] + " " + lines[number - 1 + consumed]
+            consumed += 1
+        rest = line[match.end():]
+        rest_column = match.end() + 1
+        start = line.index("#") + 1
+        end = max(start + 1, min(len(lines[number - 1]), match.end()) + 1)
+        if name in ("ifdef", "ifndef"):
+            word = rest.split("//")[0].strip()
+            if not _IDENT.fullmatch(word):
+                raise self.error(f"`#{name}` needs a macro name", number, start, end)
+            defined = word in self.macros
+            conditions.append(((defined if name == "ifdef" else not defined), False, number))
+            return consumed
+        if name == "else":
+            if not conditions or conditions[-1][1]:
+                raise self.error("`#else` without `#ifdef`", number, start, end)
+            cond = conditions.pop()
+            conditions.append((not cond[0], True, cond[2]))
+            return consumed
+        if name == "endif":
+            if not conditions:
+                raise self.error("`#endif` without `#ifdef`", number, start, end)
+            conditions.pop()
+            return consumed
+        if name in ("if", "elif"):
+            raise self.error(f"`#{name}` is not supported", number, start, end,
+                             hint="use `#ifdef NAME` or `#ifndef NAME`")
+        if not active:
+            return consumed
+        if name == "include":
+            self.do_include(rest, rest_column, number, includes)
+        elif name == "define":
+            self.define(rest, rest_column, number)
+        elif name == "undef":
+            self.macros.pop(rest.split("//")[0].strip(), None)
+        elif name in ("pragma", "line", "error", "warning"):
+            if name == "error":
+                raise self.error(f"#error{rest}", number, start, len(lines[number - 1]) + 1)
+        else:
+            shown = f"#{name}" if name else "#"
+            raise self.error(f"unknown preprocessor directive `{shown}`", number, start, end,
+                             hint="supported: #include, #define, #undef, #ifdef, #ifndef, "
+                                  "#else, #endif")
+        return consumed
+
+    def do_include(self, rest: str, column: int, number: int, includes: list) -> None:
+        m = re.match(r'\s*(?:"([^"]*)"|<([^>]*)>)\s*(?://.*|/\*.*)?$', rest)
+        if m is None:
+            raise self.error("`#include` needs a file name in quotes", number, column,
+                             column + max(1, len(rest)), hint='write `#include "file.dl"`')
+        target = m.group(1) if m.group(1) is not None else m.group(2)
+        first = column + m.start(1 if m.group(1) is not None else 2) - 1
+        span = Span(self.path, number, first, number, first + len(target) + 2)
+        if self.include is None:
+            raise _error("`#include` is not available here", span, sources=self.sources)
+        includes.append((number, self.include(target, span)))
+
+    def define(self, rest: str, column: int, number: int) -> None:
+        m = re.match(r"\s*([A-Za-z_?][\w?]*)(\([^)]*\))?", rest)
+        if m is None:
+            raise self.error("`#define` needs a macro name", number, column,
+                             column + max(1, len(rest)))
+        name = m.group(1)
+        span = Span(self.path, number, column + m.start(1), number, column + m.end(1))
+        params = None
+        if m.group(2) is not None:
+            params = tuple(p.strip() for p in m.group(2)[1:-1].split(",") if p.strip())
+            for p in params:
+                if not _IDENT.fullmatch(p):
+                    raise _error(f"bad macro parameter `{p}`", span, sources=self.sources)
+        body = _strip_comments(rest[m.end():]).strip()
+        if "#" in re.sub(r'"(?:[^"\\]|\\.)*"', "", body):
+            raise _error("the `#` and `##` macro operators are not supported", span,
+                         sources=self.sources)
+        self.macros[name] = Macro(name, params, body, span)
+
+    # ------------------------------------------------------------ expansion
+
+    def expand_line(self, line: str, number: int, in_comment: bool):
+        """Expand macros in one line. Returns (text, runs or None, in_comment)."""
+        pieces: list[tuple[str, int, int, bool]] = []  # (text, orig_start, orig_end, literal)
+        changed = False
+        pos = 0
+        literal_start = 0
+        n = len(line)
+        while pos < n:
+            if in_comment:
+                close = line.find("*/", pos)
+                if close < 0:
+                    pos = n
+                    break
+                pos = close + 2
+                in_comment = False
+                continue
+            m = _PIECE.match(line, pos)
+            piece = m.group(0)
+            if piece == "/*":
+                in_comment = True
+                pos = m.end()
+                continue
+            if piece.startswith("//"):
+                pos = n
+                break
+            macro = self.macros.get(piece)
+            if macro is None:
+                pos = m.end()
+                continue
+            end = m.end()
+            if macro.params is not None:
+                args, end = self.call_args(line, end, number, pos)
+                if args is None:
+                    pos = m.end()
+                    continue
+                replacement = self.substitute(macro, args, number, pos, end)
+            else:
+                replacement = macro.body
+            replacement = self.rescan(replacement, {macro.name}, number, pos, end, 1)
+            if literal_start < pos:
+                pieces.append((line[literal_start:pos], literal_start, pos, True))
+            pieces.append((replacement, pos, end, False))
+            literal_start = pos = end
+            changed = True
+        if not changed:
+            return line, None, in_comment
+        if literal_start < n:
+            pieces.append((line[literal_start:], literal_start, n, True))
+        runs = []
+        column = 1
+        text = []
+        for piece, orig_start, orig_end, literal in pieces:
+            runs.append((column, column + len(piece), orig_start + 1, orig_end + 1, literal))
+            column += len(piece)
+            text.append(piece)
+        return "".join(text), runs, in_comment
+
+    def call_args(self, line: str, pos: int, number: int, name_pos: int):
+        """The arguments of a function-like macro call starting after its name;
+        (None, pos) when no ``(`` follows (the name is then left alone)."""
+        m = re.compile(r"[ \t]*\(").match(line, pos)
+        if m is None:
+            return None, pos
+        pos = m.end()
+        depth = 0
+        args: list[str] = []
+        current = pos
+        while pos < len(line):
+            ch = line[pos]
+            if ch == '"':
+                s = re.compile(r'"(?:[^"\\\n]|\\.)*"').match(line, pos)
+                pos = s.end() if s else len(line)
+                continue
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                if depth == 0:
+                    args.append(line[current:pos].strip())
+                    return ([] if args == [""] else args), pos + 1
+                depth -= 1
+            elif ch == "," and depth == 0:
+                args.append(line[current:pos].strip())
+                current = pos + 1
+            pos += 1
+        raise self.error("the arguments of a macro call must be on one line", number,
+                         name_pos + 1, len(line) + 1, hint="close the `(` on this line")
+
+    def substitute(self, macro: Macro, args: list[str], number: int, start: int,
+                   end: int) -> str:
+        if len(args) != len(macro.params):
+            raise self.error(f"macro `{macro.name}` takes {len(macro.params)} argument(s), "
+                             f"got {len(args)}", number, start + 1, end + 1,
+                             hint=f"defined at {macro.span}")
+        values = dict(zip(macro.params, args))
+        return _replace_identifiers(macro.body, lambda w: values.get(w))
+
+    def rescan(self, text: str, disabled: set[str], number: int, start: int, end: int,
+               depth: int) -> str:
+        if depth > MAX_EXPANSION_DEPTH:
+            raise self.error("macro expansion nests too deeply", number, start + 1, end + 1)
+        out = []
+        pos = 0
+        for m in _PIECE.finditer(text):
+            if m.start() < pos:
+                continue
+            word = m.group(0)
+            macro = self.macros.get(word)
+            if macro is None or word in disabled:
+                out.append(word)
+                pos = m.end()
+                continue
+            stop = m.end()
+            if macro.params is not None:
+                try:
+                    args, stop = self.call_args(text, stop, number, start)
+                except ParseError:
+                    args = None
+                if args is None:
+                    out.append(word)
+                    pos = m.end()
+                    continue
+                body = self.substitute(macro, args, number, start, end)
+            else:
+                body = macro.body
+            out.append(self.rescan(body, disabled | {word}, number, start, end, depth + 1))
+            pos = stop
+        return "".join(out)
+
+
+def _replace_identifiers(text: str, replace: Callable[[str], str | None]) -> str:
+    out = []
+    for m in _PIECE.finditer(text):
+        word = m.group(0)
+        value = replace(word) if _IDENT.fullmatch(word) else None
+        out.append(word if value is None else value)
+    return "".join(out)
+
+
+def _strip_comments(text: str) -> str:
+    out = []
+    for m in _PIECE.finditer(text):
+        piece = m.group(0)
+        if piece.startswith("//"):
+            break
+        if piece == "/*":
+            close = text.find("*/", m.end())
+            out.append(" ")
+            if close < 0:
+                break
+            return "".join(out) + _strip_comments(text[close + 2:])
+        out.append(piece)
+    return "".join(out)
+
+
+def _ends_in_comment(line: str, in_comment: bool) -> bool:
+    """Whether a ``/* */`` comment is still open at the end of ``line``."""
+    if not in_comment and "/*" not in line:
+        return False
+    pos = 0
+    n = len(line)
+    while pos < n:
+        if in_comment:
+            close = line.find("*/", pos)
+            if close < 0:
+                return True
+            pos = close + 2
+            in_comment = False
+            continue
+        m = _PIECE.match(line, pos)
+        piece = m.group(0)
+        if piece == "/*":
+            in_comment = True
+        elif piece.startswith("//"):
+            return False
+        pos = m.end()
+    return in_comment
+
+
+def preprocess(text: str, path: str, include: Include | None,
+               macros: dict[str, Macro] | None = None) -> Preprocessed:
+    """Preprocess one file's ``text``. ``include(name, span)`` reads and parses an
+    included file and returns its items; ``macros`` is shared with the files this
+    one includes (and is updated by its ``#define`` lines)."""
+    if "#" not in text and not macros:
+        return Preprocessed(path, text, {}, [])
+    return _Preprocessor(text, path, include, macros if macros is not None else {}).run()
