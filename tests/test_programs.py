@@ -1,0 +1,81 @@
+"""Golden tests over ``programs/``: every example program is well formed, the reference
+evaluator's outputs equal its ``expected/`` files, and its REPL transcript is
+what the reference evaluator says the REPL must print.
+
+``DATALOG_REGEN=1`` rewrites the ``expected/`` files instead of comparing them.
+"""
+
+import pytest
+
+from datalog.ast import Atom
+from tests.programs import REGENERATE, ExampleProgram, dl_fact, example_programs, statement_atom
+from tests.reference import Clause, column_types, evaluate
+
+PROGRAMS = example_programs()
+IDS = [p.name for p in PROGRAMS]
+
+
+def test_there_are_enough_programs():
+    assert len(PROGRAMS) >= 8
+
+
+@pytest.mark.parametrize("example", PROGRAMS, ids=IDS)
+def test_program_is_well_formed(example: ExampleProgram):
+    # example_programs() parsed it (a ParseError fails collection).
+    assert example.outputs(), "an example without outputs shows nothing"
+    assert set(example.input_files()) <= {r.name for r in example.program.relations}
+    for path in example.input_files().values():
+        assert path.is_file(), f"missing input file {path}"
+
+
+@pytest.mark.parametrize("example", PROGRAMS, ids=IDS)
+def test_reference_outputs_equal_expected(example: ExampleProgram):
+    types = column_types(example.program)
+    results = evaluate(example.program, example.inputs(types))
+    if REGENERATE:
+        example.write_expected(results)
+    expected = example.expected(types)
+    for name in example.outputs():
+        assert results[name] == expected[name], name
+        assert results[name], f"output `{name}` is empty: the example shows nothing"
+
+
+@pytest.mark.parametrize("example", PROGRAMS, ids=IDS)
+def test_transcript(example: ExampleProgram):
+    steps = example.transcript()
+    assert steps, "every example carries a REPL transcript"
+    program = example.program
+    types = column_types(program)
+    inputs = example.inputs(types)
+    state = evaluate(program, inputs)
+    for step in steps:
+        atom = statement_atom(step.statement)
+        if step.statement.startswith("?-"):
+            printed = [dl_fact(atom.relation, row) for row in sorted(state[atom.relation])
+                       if _matches(atom, row, types, program)]
+        else:
+            row = next(Clause(atom, (), types, program).heads({}))
+            rows = inputs.setdefault(atom.relation, set())
+            if step.statement.startswith("-"):
+                assert row in rows, f"{step.statement} retracts a fact that is not an input"
+                rows.remove(row)
+            else:
+                rows.add(row)
+            new = evaluate(program, inputs)
+            printed = _changes(state, new, example.outputs())
+            state = new
+        assert printed == list(step.output), f"after `{step.statement}`"
+
+
+def _matches(pattern: Atom, row: tuple, types, program) -> bool:
+    clause = Clause(Atom("__query", (), pattern.span), (pattern,), types, program)
+    clause.db = {pattern.relation: {row}}
+    return any(True for _ in clause.solve((pattern,), {}))
+
+
+def _changes(old, new, outputs) -> list[str]:
+    lines = []
+    for name in sorted(outputs):
+        lines += ["-" + dl_fact(name, r) for r in sorted(old[name] - new[name])]
+        lines += ["+" + dl_fact(name, r) for r in sorted(new[name] - old[name])]
+    return lines
