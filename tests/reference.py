@@ -89,7 +89,11 @@ def evaluate(program: Program, inputs: Mapping[str, set[tuple]] | None = None,
     for name, rows in (inputs or {}).items():
         if name not in db:
             raise EvaluationError(f"input for undeclared relation `{name}`")
-        db[name].update(_coerce_row(tuple(row), columns[name]) for row in rows)
+        for row in rows:
+            if len(row) != len(columns[name]):
+                raise EvaluationError(f"{name}{tuple(row)!r} has {len(row)} values, "
+                                      f"`{name}` has {len(columns[name])} columns")
+            db[name].add(_coerce_row(tuple(row), columns[name]))
     for fact in program.facts:
         clause = Clause(fact.atom, (), columns, program)
         db[fact.atom.relation].update(clause.heads({}))
@@ -364,14 +368,16 @@ class Clause:
             if not any(True for _ in self._match(literal.atom, binding)):
                 yield binding
         elif literal.op == "=" and not self._needs(literal.left) <= binding.keys():
-            # x = e: bind x to each value of e.
-            for value in self.values(literal.right, binding, None):
-                yield {**binding, literal.left.name: value}
+            yield from self._assign(literal.left, literal.right, binding)
         elif literal.op == "=" and not self._needs(literal.right) <= binding.keys():
-            for value in self.values(literal.left, binding, None):
-                yield {**binding, literal.right.name: value}
+            yield from self._assign(literal.right, literal.left, binding)
         elif self._compare(literal, binding):
             yield binding
+
+    def _assign(self, var: Variable, term: Term, binding: Binding) -> Iterator[Binding]:
+        # x = e: bind x to each value of e.
+        for value in self.values(term, binding, self.var_types.get(var.name)):
+            yield {**binding, var.name: value}
 
     def _compare(self, literal: Comparison, binding: Binding) -> bool:
         types = self.arg_types(literal, None)

@@ -194,3 +194,8 @@ def test_unbound_head_variables_and_unknown_inputs_are_errors():
         run(EDGE + ".decl r(x: number)\nr(z) :- edge(_, _).", edge={(1, 2)})
     with pytest.raises(EvaluationError, match="undeclared"):
         run(EDGE, nope={(1,)})
+
+
+def test_input_rows_must_fit_their_relation():
+    with pytest.raises(EvaluationError, match="has 3 values"):
+        run(EDGE, edge={(1, 2, 3)})
