@@ -1,0 +1,83 @@
+"""The front end in one call: text -> parsed, checked, stratified program.
+
+:func:`load` and :func:`load_file` parse (following ``#include``), run every check
+and stratify. Any error raises: :class:`ParseError` for syntax, :class:`CheckError`
+carrying every error diagnostic of the program (checks and stratification
+together). Warnings are kept on the result, a :class:`CheckedProgram`, which is
+what the compiler, the reference evaluator and the REPL start from.
+
+The program on the result has ``eqrel`` relations expanded into ordinary rules
+(see :mod:`datalog.eqrel`), so its strata hold those rules too.
+
+>>> checked = load('''.decl e(x: number, y: number)
+... .decl t(x: number, y: number)
+... e(1, 2).
+... t(x, y) :- e(x, y).
+... t(x, z) :- t(x, y), e(y, z).''')
+>>> [s.relations for s in checked.strata], checked.types["t"], checked.warnings
+([('e',), ('t',)], ('number', 'number'), ())
+>>> load('.decl e(x: number)\\nr(x) :- e(x).')
+Traceback (most recent call last):
+  ...
+datalog.errors.CheckError: <string>:2:1: error: undefined relation `r`
+    r(x) :- e(x).
+    ^~~~
+hint: declare it with `.decl r(...)`
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from datalog.ast import Program
+from datalog.check import check, sort_diagnostics
+from datalog.eqrel import expand_eqrel
+from datalog.errors import CheckError, Diagnostic
+from datalog.parser import parse, parse_file
+from datalog.stratify import Stratum, stratify
+from datalog.types import relation_types
+
+
+@dataclass(frozen=True)
+class CheckedProgram:
+    """A program that parses, checks and stratifies: ``program`` (with ``eqrel``
+    expanded), ``types`` (relation -> primitive type of each column), ``strata``
+    in dependency order, and the ``warnings`` the checks found."""
+
+    program: Program
+    types: dict[str, tuple[str, ...]]
+    strata: tuple[Stratum, ...]
+    warnings: tuple[Diagnostic, ...]
+
+
+def diagnose(program: Program) -> list[Diagnostic]:
+    """Every error and warning: the checks, then stratification (sorted by place)."""
+    diagnostics = check(program)
+    try:
+        stratify(expand_eqrel(program))
+    except CheckError as e:
+        diagnostics += e.diagnostics
+    return sort_diagnostics(diagnostics)
+
+
+def check_program(program: Program) -> CheckedProgram:
+    """Check and stratify a parsed program; raises :class:`CheckError` with every
+    error."""
+    diagnostics = diagnose(program)
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if errors:
+        raise CheckError(errors, dict(program.sources))
+    expanded = expand_eqrel(program)
+    return CheckedProgram(expanded, relation_types(expanded), tuple(stratify(expanded)),
+                          tuple(d for d in diagnostics if d.severity == "warning"))
+
+
+def load(text: str, path: str = "<string>") -> CheckedProgram:
+    """Parse, check and stratify the program ``text`` (named ``path``)."""
+    return check_program(parse(text, path))
+
+
+def load_file(path: str | os.PathLike) -> CheckedProgram:
+    """Parse, check and stratify the program in the file at ``path``."""
+    return check_program(parse_file(path))

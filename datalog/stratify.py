@@ -1,0 +1,143 @@
+"""Stratification: the relation dependency graph and its strata.
+
+The *dependency graph* has a node per relation and an edge ``q -> p`` when a rule
+for ``p`` reads ``q`` (the direction data flows). An edge's ``kind`` is
+``negative`` when ``q`` is read under ``!``, ``aggregate`` when it is read in an
+aggregate body, ``positive`` otherwise (the strongest kind wins when a relation is
+read in several ways: negative, then aggregate, then positive); its ``span`` is
+where it is read.
+
+The *strata* are the strongly connected components of that graph, in dependency
+order (every stratum comes after the strata it reads). A stratum is *recursive*
+when its relations read each other (or one reads itself). Negation and
+aggregation must not go through recursion: a negative or aggregate edge inside a
+component is an error naming the cycle, as ``p -> !q -> p`` (read "p depends on
+not q, which depends on p").
+
+>>> from datalog.parser import parse
+>>> p = parse('''.decl e(x: number, y: number)
+... .decl t(x: number, y: number)
+... .decl u(x: number)
+... t(x, y) :- e(x, y).
+... t(x, z) :- t(x, y), e(y, z).
+... u(x) :- e(x, _), !t(x, x).''')
+>>> [(s.relations, s.recursive, len(s.clauses)) for s in stratify(p)]
+[(('e',), False, 0), (('t',), True, 2), (('u',), False, 1)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from datalog.ast import Aggregate, Atom, Literal, Negation, Program
+from datalog.errors import CheckError, Diagnostic
+from datalog.typecheck import aggregates_in, literal_terms
+
+_STRENGTH = {"positive": 0, "aggregate": 1, "negative": 2}
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One strongly connected component of the dependency graph: its relations
+    (sorted by name), whether it is recursive, and the clauses (head, body) whose
+    head is one of its relations, in source order."""
+
+    relations: tuple[str, ...]
+    recursive: bool
+    clauses: tuple[tuple[Atom, tuple[Literal, ...]], ...]
+
+
+def _reads(body: tuple[Literal, ...], kind: str = "positive"):
+    """(relation, kind, span) for every relation ``body`` reads."""
+    for literal in body:
+        if isinstance(literal, Atom):
+            yield literal.relation, kind, literal.span
+        elif isinstance(literal, Negation):
+            yield literal.atom.relation, "negative", literal.span
+        for agg in aggregates_in(literal_terms(literal)):
+            yield from _aggregate_reads(agg)
+
+
+def _aggregate_reads(agg: Aggregate):
+    for relation, kind, span in _reads(agg.body, "aggregate"):
+        yield relation, ("negative" if kind == "negative" else "aggregate"), span
+
+
+def dependency_graph(program: Program) -> nx.DiGraph:
+    """Relations as nodes, ``q -> p`` when a rule for ``p`` reads ``q``."""
+    graph = nx.DiGraph()
+    for decl in program.relations:
+        graph.add_node(decl.name)
+    for fact in program.facts:
+        graph.add_node(fact.atom.relation)
+    for rule in program.rules:
+        for head, body in rule.clauses():
+            graph.add_node(head.relation)
+            reads = list(_reads(body))
+            for term in aggregates_in(head.args):
+                reads += _aggregate_reads(term)
+            for relation, kind, span in reads:
+                old = graph.get_edge_data(relation, head.relation)
+                if old is None or _STRENGTH[kind] > _STRENGTH[old["kind"]]:
+                    graph.add_edge(relation, head.relation, kind=kind, span=span)
+    return graph
+
+
+def stratify(program: Program, graph: nx.DiGraph | None = None) -> list[Stratum]:
+    """The strata of ``program`` in dependency order. Raises :class:`CheckError`
+    when a negative or aggregate edge lies inside a component (one diagnostic per
+    such edge)."""
+    graph = dependency_graph(program) if graph is None else graph
+    condensed = nx.condensation(graph)
+    members = condensed.graph["mapping"]  # relation -> component index
+    problems: list[Diagnostic] = []
+    for source, target, data in graph.edges(data=True):
+        if data["kind"] != "positive" and members[source] == members[target]:
+            problems.append(_cycle_error(graph, members, source, target, data))
+    if problems:
+        problems.sort(key=lambda d: (d.span.path, d.span.line, d.span.column))
+        raise CheckError(problems, dict(program.sources))
+    by_head: dict[str, list] = {}
+    for rule in program.rules:
+        for head, body in rule.clauses():
+            by_head.setdefault(head.relation, []).append((head, body))
+    # A topological order that is stable: among ready components, the one whose
+    # first relation comes first by name.
+    order = nx.lexicographical_topological_sort(
+        condensed, key=lambda c: min(condensed.nodes[c]["members"]))
+    strata = []
+    for component in order:
+        names = tuple(sorted(condensed.nodes[component]["members"]))
+        recursive = len(names) > 1 or graph.has_edge(names[0], names[0])
+        clauses = tuple(c for rule in program.rules for c in rule.clauses()
+                        if c[0].relation in names)
+        strata.append(Stratum(names, recursive, clauses))
+    return strata
+
+
+def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
+                 data: dict) -> Diagnostic:
+    """``target`` reads ``source`` negatively (or in an aggregate) and ``source``
+    depends on ``target``: name the cycle from ``target``."""
+    component = {n for n, c in members.items() if c == members[source]}
+    mark = "!" if data["kind"] == "negative" else "aggregate over "
+    steps = [target, mark + source]
+    if source != target:
+        # Data flows target -> ... -> source, so source depends, step by step
+        # along the reversed path, on target.
+        back = nx.shortest_path(graph.subgraph(component), target, source)
+        chain = list(reversed(back))  # source, ..., target
+        steps += [_mark(graph, dependent, dependency) + dependency
+                  for dependent, dependency in zip(chain, chain[1:])]
+    cycle = " -> ".join(steps)
+    what = "negation" if data["kind"] == "negative" else "an aggregate"
+    return Diagnostic("error", f"`{target}` depends on itself through {what}: {cycle}",
+                      data["span"], hint="negation and aggregation need their input "
+                      "computed first; break the cycle")
+
+
+def _mark(graph: nx.DiGraph, dependent: str, dependency: str) -> str:
+    kind = graph.edges[dependency, dependent]["kind"]
+    return {"negative": "!", "aggregate": "aggregate over "}.get(kind, "")

@@ -1,0 +1,364 @@
+"""Type checking of facts and rules against the relations' declared types.
+
+A variable takes the declared type of every column it fills in a positive atom;
+those types must meet (``number`` and a subtype ``Id <: number`` meet in ``Id``;
+``number`` and ``symbol`` do not, nor do two unrelated subtypes). A variable not
+in any positive atom takes the type of the term it is equated with. Then every
+term is checked where it is used:
+
+- operators and functors need an overload for their argument types (the tables
+  of :mod:`datalog.functors`); a numeric literal takes the type its context asks
+  for (``x + 1`` with a ``float`` ``x``: the ``1`` is a float), as the evaluators do;
+- both sides of a comparison have the same primitive type (``contains`` and
+  ``match`` take symbols);
+- an argument of a head or of a fact must fit its column: a variable's type must
+  be a subtype of the column's type (a ``number`` does not fill an ``Id``
+  column), a constant or an expression its primitive type;
+- ``sum`` and ``mean`` aggregate numbers.
+
+Unknown relations, types or functors are skipped here (other checks report them).
+
+>>> from datalog.parser import parse
+>>> from datalog.types import TypeTable
+>>> p = parse('.decl a(x: number)\\n.decl b(s: symbol)\\nb(s) :- a(s).')
+>>> [d.message for d in check_clause_types(p, TypeTable(p))]
+['`s` has type `number` but column `s` of `b` has type `symbol`']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from datalog.ast import (
+    Aggregate,
+    Atom,
+    BinaryOp,
+    Comparison,
+    Constant,
+    Functor,
+    Literal,
+    Negation,
+    Program,
+    RelationDecl,
+    Span,
+    Term,
+    UnaryOp,
+    Variable,
+    Wildcard,
+    term_variables,
+)
+from datalog.errors import Diagnostic
+from datalog.functors import BINARY_OPS, COMPARISONS, FUNCTORS, NUMERIC_TYPES, UNARY_OPS
+from datalog.types import TypeTable
+
+# ---------------------------------------------------------------- shared helpers
+
+
+class Scope:
+    """The variables of a clause, or of an aggregate body inside it. ``outer``
+    names the variables shared with the enclosing scope (they also occur outside
+    the aggregate); the others are local to the aggregate. :meth:`key` names a
+    variable uniquely within the clause."""
+
+    def __init__(self, ident: int, outer: set[str] | None = None,
+                 parent: Scope | None = None):
+        self.ident, self.outer, self.parent = ident, outer or set(), parent
+
+    def key(self, name: str) -> tuple[int, str]:
+        scope = self
+        while scope.parent is not None and name in scope.outer:
+            scope = scope.parent
+        return scope.ident, name
+
+    def enter(self, agg: Aggregate, counts: dict[str, int]) -> Scope:
+        """The scope of ``agg``'s body; ``counts`` counts each variable name's
+        occurrences in the whole clause."""
+        inner: dict[str, int] = {}
+        for v in aggregate_variables(agg):
+            inner[v.name] = inner.get(v.name, 0) + 1
+        outer = {n for n, c in inner.items() if counts.get(n, 0) > c}
+        return Scope(id(agg), outer, self)
+
+
+def subterms(terms: Iterable[Term], targets: bool = True) -> Iterator[Term]:
+    """Every term in ``terms`` and in their arguments, without recursion; an
+    aggregate's target is included (unless ``targets`` is false), its body is not."""
+    todo = list(terms)
+    while todo:
+        term = todo.pop()
+        yield term
+        if isinstance(term, BinaryOp):
+            todo += [term.left, term.right]
+        elif isinstance(term, UnaryOp):
+            todo.append(term.operand)
+        elif isinstance(term, Functor):
+            todo += term.args
+        elif targets and isinstance(term, Aggregate) and term.target is not None:
+            todo.append(term.target)
+
+
+def direct_variables(terms: Iterable[Term]) -> Iterator[Variable]:
+    """The variables of ``terms`` outside aggregates (an aggregate's variables
+    belong to its own scope)."""
+    for term in subterms(terms, targets=False):
+        if isinstance(term, Variable):
+            yield term
+
+
+def aggregates_in(terms: Iterable[Term]) -> Iterator[Aggregate]:
+    for term in subterms(terms):
+        if isinstance(term, Aggregate):
+            yield term
+
+
+def literal_terms(literal: Literal) -> tuple[Term, ...]:
+    if isinstance(literal, Atom):
+        return literal.args
+    if isinstance(literal, Negation):
+        return literal.atom.args
+    return literal.left, literal.right
+
+
+def aggregate_variables(agg: Aggregate) -> Iterator[Variable]:
+    if agg.target is not None:
+        yield from term_variables(agg.target)
+    for literal in agg.body:
+        for term in literal_terms(literal):
+            yield from term_variables(term)
+
+
+def clause_variables(head: Atom, body: Iterable[Literal]) -> Iterator[Variable]:
+    for arg in head.args:
+        yield from term_variables(arg)
+    for literal in body:
+        for term in literal_terms(literal):
+            yield from term_variables(term)
+
+
+def flexible(term: Term) -> bool:
+    """A numeric expression of decimal literals only: its type is decided by the
+    context (``1`` is a float in ``x + 1`` when ``x`` is a float)."""
+    return all(isinstance(t, (Constant, BinaryOp, UnaryOp)) and
+               (not isinstance(t, Constant) or t.type == "number")
+               for t in subterms([term]))
+
+
+# ---------------------------------------------------------------- checking
+
+
+def check_clause_types(program: Program, table: TypeTable) -> list[Diagnostic]:
+    decls: dict[str, RelationDecl] = {}
+    for decl in program.relations:
+        decls.setdefault(decl.name, decl)
+    out: list[Diagnostic] = []
+    for fact in program.facts:
+        _Clause(table, decls, fact.atom, (), out).check_fact()
+    for rule in program.rules:
+        for head, body in rule.clauses():
+            _Clause(table, decls, head, body, out).check_rule()
+    return out
+
+
+class _Clause:
+    def __init__(self, table: TypeTable, decls: dict[str, RelationDecl], head: Atom,
+                 body: tuple[Literal, ...], out: list[Diagnostic]):
+        self.table, self.decls, self.head, self.body, self.out = table, decls, head, body, out
+        self.types: dict[tuple[int, str], tuple[str, Span, str]] = {}
+        self.counts: dict[str, int] = {}
+        for v in clause_variables(head, body):
+            self.counts[v.name] = self.counts.get(v.name, 0) + 1
+        self.reported: set[int] = set()
+
+    def error(self, message: str, span: Span, hint: str | None = None) -> None:
+        self.out.append(Diagnostic("error", message, span, hint))
+
+    def columns(self, atom: Atom) -> list[tuple[str, str]] | None:
+        """``(name, type)`` of each column of ``atom``'s relation, when declared
+        with this arity and known types."""
+        decl = self.decls.get(atom.relation)
+        if decl is None or decl.arity != len(atom.args):
+            return None
+        if not all(self.table.primitive(a.type) for a in decl.attributes):
+            return None
+        return [(a.name, a.type) for a in decl.attributes]
+
+    # ------------------------------------------------------------ entry points
+
+    def check_fact(self) -> None:
+        self.check_head(Scope(0))
+
+    def check_rule(self) -> None:
+        top = Scope(0)
+        self.infer(self.body, top)
+        self.check_body(self.body, top)
+        self.check_head(top)
+
+    # ------------------------------------------------------------ inference
+
+    def infer(self, body: tuple[Literal, ...], scope: Scope) -> None:
+        for literal in body:
+            if isinstance(literal, Atom):
+                columns = self.columns(literal)
+                if columns is None:
+                    continue
+                for arg, (column, ctype) in zip(literal.args, columns):
+                    if isinstance(arg, Variable):
+                        self.constrain(arg, scope, ctype, f"column `{column}` of "
+                                       f"`{literal.relation}`")
+        changed = True
+        while changed:
+            changed = False
+            for literal in body:
+                if not (isinstance(literal, Comparison) and literal.op == "="):
+                    continue
+                for var, other in ((literal.left, literal.right), (literal.right, literal.left)):
+                    if isinstance(var, Variable) and scope.key(var.name) not in self.types:
+                        found = self.type_of(other, scope, None, report=False)
+                        if found is not None:
+                            self.types[scope.key(var.name)] = (found, other.span, "an equality")
+                            changed = True
+
+    def constrain(self, var: Variable, scope: Scope, ctype: str, where: str) -> None:
+        key = scope.key(var.name)
+        known = self.types.get(key)
+        if known is None:
+            self.types[key] = (ctype, var.span, where)
+            return
+        met = self.table.meet(known[0], ctype)
+        if met is None:
+            self.error(f"`{var.name}` cannot have both type `{known[0]}` and type `{ctype}`",
+                       var.span, hint=f"it has type `{known[0]}` in {known[2]} at {known[1]}, "
+                                      f"and type `{ctype}` in {where}")
+        else:
+            self.types[key] = (met, known[1], known[2])
+
+    # ------------------------------------------------------------ checks
+
+    def check_body(self, body: tuple[Literal, ...], scope: Scope) -> None:
+        for literal in body:
+            if isinstance(literal, (Atom, Negation)):
+                atom = literal if isinstance(literal, Atom) else literal.atom
+                columns = self.columns(atom)
+                for i, arg in enumerate(atom.args):
+                    ctype = columns[i][1] if columns else None
+                    if isinstance(arg, Variable) and isinstance(literal, Atom):
+                        continue  # constrained during inference
+                    if ctype is None:
+                        self.type_of(arg, scope, None)
+                    elif isinstance(arg, Variable):
+                        known = self.types.get(scope.key(arg.name))
+                        if known is not None and self.table.meet(known[0], ctype) is None:
+                            self.error(f"`{arg.name}` has type `{known[0]}` but column "
+                                       f"`{columns[i][0]}` of `{atom.relation}` has type "
+                                       f"`{ctype}`", arg.span)
+                    elif not isinstance(arg, Wildcard):
+                        self.fits(arg, scope, ctype, f"column `{columns[i][0]}` of "
+                                  f"`{atom.relation}`", strict=False)
+            else:
+                self.check_comparison(literal, scope)
+
+    def check_comparison(self, literal: Comparison, scope: Scope) -> None:
+        left, right = literal.left, literal.right
+        lt = None if flexible(left) else self.type_of(left, scope, None)
+        rt = self.type_of(right, scope, self.table.primitive(lt))
+        if flexible(left):
+            lt = self.type_of(left, scope, self.table.primitive(rt))
+        lp, rp = self.table.primitive(lt), self.table.primitive(rt)
+        if lp is None or rp is None:
+            return
+        if COMPARISONS[literal.op].resolve((lp, rp)) is None:
+            if literal.op in ("contains", "match", "not_contains", "not_match"):
+                name = literal.op.replace("not_", "")
+                self.error(f"`{name}` takes two symbols, got `{lp}` and `{rp}`", literal.span)
+            else:
+                self.error(f"cannot compare a `{lp}` with a `{rp}`", literal.span,
+                           hint="both sides of a comparison must have the same type")
+
+    def check_head(self, scope: Scope) -> None:
+        columns = self.columns(self.head)
+        for i, arg in enumerate(self.head.args):
+            if columns is None:
+                self.type_of(arg, scope, None)
+            elif not isinstance(arg, Wildcard):
+                self.fits(arg, scope, columns[i][1], f"column `{columns[i][0]}` of "
+                          f"`{self.head.relation}`", strict=True)
+
+    def fits(self, term: Term, scope: Scope, ctype: str, where: str, strict: bool) -> None:
+        """``term`` fills a column of type ``ctype``."""
+        expected = self.table.primitive(ctype)
+        found = self.type_of(term, scope, expected)
+        if found is None:
+            return
+        what = (f"`{term.name}`" if isinstance(term, Variable) else
+                "this constant" if isinstance(term, Constant) else "this expression")
+        if self.table.primitive(found) != expected:
+            self.error(f"{what} has type `{self.table.primitive(found)}` but {where} has "
+                       f"type `{ctype}`", term.span)
+        elif strict and isinstance(term, Variable) and not self.table.is_subtype(found, ctype):
+            self.error(f"{what} has type `{found}` but {where} has type `{ctype}`", term.span,
+                       hint=f"a `{found}` is not a `{ctype}`: declare both with one type")
+
+    # ------------------------------------------------------------ terms
+
+    def type_of(self, term: Term, scope: Scope, expected: str | None,
+                report: bool = True) -> str | None:
+        """The type of ``term`` (a user type for variables, else primitive), or
+        None when unknown; reports operators applied to wrong types."""
+        if isinstance(term, Variable):
+            known = self.types.get(scope.key(term.name))
+            return known[0] if known else None
+        if isinstance(term, Wildcard):
+            return None
+        if isinstance(term, Constant):
+            if term.type == "number" and expected in NUMERIC_TYPES:
+                return expected
+            return term.type
+        if isinstance(term, Aggregate):
+            return self.aggregate_type(term, scope, report)
+        if isinstance(term, BinaryOp):
+            table, name, args = BINARY_OPS, term.op, (term.left, term.right)
+        elif isinstance(term, UnaryOp):
+            table, name, args = UNARY_OPS, term.op, (term.operand,)
+        else:
+            table, name, args = FUNCTORS, term.name, term.args
+        operator = table.get(name)
+        if operator is None or not operator.accepts_arity(len(args)):
+            for arg in args:
+                self.type_of(arg, scope, None, report)
+            return None
+        if table is FUNCTORS and name not in ("min", "max", "range"):
+            types = [self.type_of(a, scope, None, report) for a in args]
+        else:
+            fixed = [self.type_of(a, scope, None, report) for a in args if not flexible(a)]
+            anchor = next((self.table.primitive(t) for t in fixed if t is not None), expected)
+            types = [self.type_of(a, scope, anchor, report) for a in args]
+        prims = [self.table.primitive(t) for t in types]
+        if any(p is None for p in prims):
+            return None
+        result = operator.result_type(prims)
+        if result is None and report and id(term) not in self.reported:
+            self.reported.add(id(term))
+            shown = " and ".join(f"`{p}`" for p in prims) if prims else "no arguments"
+            self.error(f"`{name}` cannot be applied to {shown}", term.span,
+                       hint="it takes " + "; ".join(operator.signatures()[:4]))
+        return result
+
+    def aggregate_type(self, agg: Aggregate, outer: Scope, report: bool) -> str | None:
+        scope = outer.enter(agg, self.counts)
+        if report and id(agg) not in self.reported:
+            self.reported.add(id(agg))
+            self.infer(agg.body, scope)
+            self.check_body(agg.body, scope)
+        else:
+            self.infer(agg.body, scope)
+        if agg.kind == "count":
+            return "number"
+        target = self.type_of(agg.target, scope, None, report)
+        prim = self.table.primitive(target)
+        if prim is None:
+            return "float" if agg.kind == "mean" else None
+        if agg.kind in ("sum", "mean") and prim not in NUMERIC_TYPES:
+            if report:
+                self.error(f"`{agg.kind}` needs numbers, got a `{prim}`", agg.target.span)
+            return None
+        return "float" if agg.kind == "mean" else prim

@@ -1,0 +1,202 @@
+"""The types of a program: primitive types, user types and how they relate.
+
+A program's types are the four primitive types (``number``, ``unsigned``,
+``float``, ``symbol``) and its user types:
+
+- ``.type T <: number``: a *subtype*, a new type whose values are numbers; two
+  subtypes of ``number`` are different types (a ``Person`` id is not a ``City``
+  id), and each is a subtype of ``number``;
+- ``.type T = number``: an *equivalent* type, another name for the same type;
+- ``.type U = A | B``: a *union*; ``A`` and ``B`` are subtypes of ``U``, and all
+  members must have the same primitive type.
+
+:class:`TypeTable` resolves every type to its primitive type and answers subtype
+questions; :func:`check_types` reports bad type declarations;
+:func:`relation_types` gives each relation's column types as primitives.
+
+>>> from datalog.parser import parse
+>>> p = parse(".type Id <: number\\n.type Any = Id | number\\n.decl r(a: Id, b: symbol)")
+>>> table = TypeTable(p)
+>>> table.primitive("Id"), table.is_subtype("Id", "number"), table.is_subtype("number", "Id")
+('number', True, False)
+>>> relation_types(p)
+{'r': ('number', 'symbol')}
+"""
+
+from __future__ import annotations
+
+from datalog.ast import PRIMITIVE_TYPES, Program, TypeDecl
+from datalog.errors import CheckError, Diagnostic, did_you_mean
+
+
+class TypeTable:
+    """The user types of a program, resolved. Unknown or cyclic types resolve to
+    ``None`` (:func:`check_types` reports them)."""
+
+    def __init__(self, program: Program):
+        self.decls: dict[str, TypeDecl] = {}
+        for decl in program.types:
+            self.decls.setdefault(decl.name, decl)
+        self._canonical: dict[str, str | None] = {}
+        self._primitive: dict[str, str | None] = {}
+        self._parents: dict[str, set[str]] = {}
+        for decl in self.decls.values():
+            if decl.kind == "union":
+                for member in decl.bases:
+                    canonical = self.canonical(member)
+                    if canonical is not None:
+                        self._parents.setdefault(canonical, set()).add(decl.name)
+
+    def known(self, name: str) -> bool:
+        return name in PRIMITIVE_TYPES or name in self.decls
+
+    def names(self) -> list[str]:
+        return [*PRIMITIVE_TYPES, *self.decls]
+
+    def canonical(self, name: str, _seen: frozenset = frozenset()) -> str | None:
+        """The type ``name`` stands for (following ``=`` aliases), or None."""
+        if name in PRIMITIVE_TYPES:
+            return name
+        if name in self._canonical:
+            return self._canonical[name]
+        decl = self.decls.get(name)
+        result = None
+        if decl is not None and name not in _seen:
+            if decl.kind == "equivalent":
+                result = self.canonical(decl.bases[0], _seen | {name})
+            else:
+                result = name
+        if not _seen:
+            self._canonical[name] = result
+        return result
+
+    def primitive(self, name: str | None, _seen: frozenset = frozenset()) -> str | None:
+        """The primitive type of ``name`` (None if unknown, cyclic or mixed)."""
+        if name is None:
+            return None
+        if name in PRIMITIVE_TYPES:
+            return name
+        if name in self._primitive and not _seen:
+            return self._primitive[name]
+        decl = self.decls.get(name)
+        result = None
+        if decl is not None and name not in _seen:
+            prims = {self.primitive(b, _seen | {name}) for b in decl.bases}
+            result = prims.pop() if len(prims) == 1 else None
+        if not _seen:
+            self._primitive[name] = result
+        return result
+
+    def ancestors(self, name: str) -> set[str]:
+        """Every type ``name`` is a subtype of, itself included (canonical names)."""
+        start = self.canonical(name)
+        if start is None:
+            return set()
+        seen = {start}
+        todo = [start]
+        while todo:
+            t = todo.pop()
+            decl = self.decls.get(t)
+            parents = set(self._parents.get(t, ()))
+            if decl is not None and decl.kind == "subtype":
+                base = self.canonical(decl.bases[0])
+                if base is not None:
+                    parents.add(base)
+            prim = self.primitive(t)
+            if prim is not None:
+                parents.add(prim)
+            for p in parents - seen:
+                seen.add(p)
+                todo.append(p)
+        return seen
+
+    def is_subtype(self, a: str, b: str) -> bool:
+        """Whether every value of type ``a`` is a value of type ``b``."""
+        target = self.canonical(b)
+        return target is not None and target in self.ancestors(a)
+
+    def meet(self, a: str, b: str) -> str | None:
+        """The type of a value that has both types, or None when no value can
+        (different primitives, or two unrelated subtypes)."""
+        if self.is_subtype(a, b):
+            return a
+        if self.is_subtype(b, a):
+            return b
+        if self.primitive(a) is None or self.primitive(a) != self.primitive(b):
+            return None
+        unions = [t for t in (a, b) if self.decls.get(self.canonical(t) or "", None)
+                  and self.decls[self.canonical(t)].kind == "union"]
+        if unions:  # a union and a related type may share members; stay permissive
+            return b if unions[0] == a else a
+        return None
+
+
+def check_types(program: Program, table: TypeTable) -> list[Diagnostic]:
+    """Duplicate, unknown, cyclic and mixed type declarations."""
+    out: list[Diagnostic] = []
+    first: dict[str, TypeDecl] = {}
+    for decl in program.types:
+        if decl.name in PRIMITIVE_TYPES:
+            out.append(Diagnostic("error", f"`{decl.name}` is a built-in type", decl.span,
+                                  hint="choose another name"))
+            continue
+        if decl.name in first:
+            out.append(Diagnostic("error", f"type `{decl.name}` is declared twice", decl.span,
+                                  hint=f"first declared at {first[decl.name].span}"))
+            continue
+        first[decl.name] = decl
+        for base in decl.bases:
+            if not table.known(base):
+                hint = did_you_mean(base, table.names())
+                out.append(Diagnostic("error", f"unknown type `{base}`", decl.span, hint=hint))
+        if not all(table.known(b) for b in decl.bases):
+            continue
+        if decl.name in decl.bases or _cyclic(decl.name, table):
+            out.append(Diagnostic("error", f"type `{decl.name}` is defined in terms of itself",
+                                  decl.span))
+            continue
+        if decl.kind == "union" and table.primitive(decl.name) is None:
+            prims = sorted({str(table.primitive(b)) for b in decl.bases})
+            out.append(Diagnostic("error", f"union `{decl.name}` mixes types of different "
+                                  f"kinds ({', '.join(prims)})", decl.span,
+                                  hint="all members of a union must be numbers, or all "
+                                       "symbols, ..."))
+    return out
+
+
+def _cyclic(name: str, table: TypeTable) -> bool:
+    seen = set()
+    todo = [name]
+    while todo:
+        t = todo.pop()
+        decl = table.decls.get(t)
+        if decl is None:
+            continue
+        for base in decl.bases:
+            if base == name:
+                return True
+            if base not in seen:
+                seen.add(base)
+                todo.append(base)
+    return False
+
+
+def relation_types(program: Program) -> dict[str, tuple[str, ...]]:
+    """The primitive type of each column of each declared relation (the first
+    declaration of a name counts). Raises :class:`CheckError` for a column whose
+    type is unknown (:func:`datalog.check.check` reports those first)."""
+    table = TypeTable(program)
+    out: dict[str, tuple[str, ...]] = {}
+    for decl in program.relations:
+        if decl.name in out:
+            continue
+        columns = []
+        for attr in decl.attributes:
+            prim = table.primitive(attr.type)
+            if prim is None:
+                raise CheckError([Diagnostic("error", f"unknown type `{attr.type}`", attr.span,
+                                             hint=did_you_mean(attr.type, table.names()))],
+                                 dict(program.sources))
+            columns.append(prim)
+        out[decl.name] = tuple(columns)
+    return out
