@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datalog.ast import Program
 from datalog.check import check, sort_diagnostics
 from datalog.eqrel import expand_eqrel
-from datalog.errors import CheckError, Diagnostic
+from datalog.errors import CheckError, Diagnostic, ParseError
 from datalog.parser import parse, parse_file
 from datalog.stratify import Stratum, stratify
 from datalog.types import relation_types
@@ -59,6 +59,16 @@ def diagnose(program: Program) -> list[Diagnostic]:
     except CheckError as e:
         diagnostics += e.diagnostics
     return sort_diagnostics(diagnostics)
+
+
+def diagnose_file(path: str | os.PathLike) -> tuple[list[Diagnostic], dict[str, str]]:
+    """Every diagnostic of the program in ``path`` (a syntax error is the only
+    one when the text does not parse), and the text of every file it read."""
+    try:
+        program = parse_file(path)
+    except ParseError as e:
+        return list(e.diagnostics), e.sources
+    return diagnose(program), dict(program.sources)
 
 
 def check_program(program: Program) -> CheckedProgram:

@@ -99,22 +99,24 @@ def stratify(program: Program, graph: nx.DiGraph | None = None) -> list[Stratum]
     if problems:
         problems.sort(key=lambda d: (d.span.path, d.span.line, d.span.column))
         raise CheckError(problems, dict(program.sources))
-    by_head: dict[str, list] = {}
-    for rule in program.rules:
-        for head, body in rule.clauses():
-            by_head.setdefault(head.relation, []).append((head, body))
-    # A topological order that is stable: among ready components, the one whose
-    # first relation comes first by name.
-    order = nx.lexicographical_topological_sort(
-        condensed, key=lambda c: min(condensed.nodes[c]["members"]))
     strata = []
-    for component in order:
-        names = tuple(sorted(condensed.nodes[component]["members"]))
-        recursive = len(names) > 1 or graph.has_edge(names[0], names[0])
+    for names, recursive in components(graph, condensed):
         clauses = tuple(c for rule in program.rules for c in rule.clauses()
                         if c[0].relation in names)
         strata.append(Stratum(names, recursive, clauses))
     return strata
+
+
+def components(graph: nx.DiGraph, condensed: nx.DiGraph | None = None):
+    """``(relations, recursive)`` of each strongly connected component, in a
+    dependency order that is stable: among the components ready to come next,
+    the one with the alphabetically first relation."""
+    condensed = nx.condensation(graph) if condensed is None else condensed
+    order = nx.lexicographical_topological_sort(
+        condensed, key=lambda c: min(condensed.nodes[c]["members"]))
+    for component in order:
+        names = tuple(sorted(condensed.nodes[component]["members"]))
+        yield names, len(names) > 1 or graph.has_edge(names[0], names[0])
 
 
 def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
