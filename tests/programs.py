@@ -14,8 +14,8 @@ a line ``> statement`` is what the user types (``edge(3, 4).`` asserts a fact,
 ``-edge(1, 2).`` retracts one, ``?- path(1, x).`` queries), the lines after it are
 what the REPL prints: for an assertion or retraction the rows that appeared
 (``+path(1, 3)``) and disappeared (``-path(2, 4)``) in the ``.output`` relations,
-ordered by relation name, then retractions before insertions, then row; for a
-query the matching rows (``path(1, 3)``) in order.
+ordered by relation name, then row; for a query the matching rows (``path(1, 3)``)
+in order.
 
 ``DATALOG_REGEN=1 python -m pytest tests/test_programs.py`` rewrites every
 ``expected/`` directory from the reference evaluator (review the diff!).

@@ -74,8 +74,9 @@ def _matches(pattern: Atom, row: tuple, types, program) -> bool:
 
 
 def _changes(old, new, outputs) -> list[str]:
+    """The change lines, ordered by relation name, then row."""
     lines = []
     for name in sorted(outputs):
-        lines += ["-" + dl_fact(name, r) for r in sorted(old[name] - new[name])]
-        lines += ["+" + dl_fact(name, r) for r in sorted(new[name] - old[name])]
+        changed = [(r, "-") for r in old[name] - new[name]] + [(r, "+") for r in new[name] - old[name]]
+        lines += [sign + dl_fact(name, row) for row, sign in sorted(changed)]
     return lines
