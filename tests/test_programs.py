@@ -1,4 +1,4 @@
-"""Golden tests over ``programs/``: every example program is well formed, the reference
+"""Golden tests over ``programs/``: every example program is clean, the reference
 evaluator's outputs equal its ``expected/`` files, and its REPL transcript is
 what the reference evaluator says the REPL must print.
 
@@ -8,8 +8,9 @@ what the reference evaluator says the REPL must print.
 import pytest
 
 from datalog.ast import Atom
+from datalog.frontend import load_file
 from tests.programs import REGENERATE, ExampleProgram, dl_fact, example_programs, statement_atom
-from tests.reference import Clause, column_types, evaluate
+from tests.reference import Clause, body_relations, column_types, evaluate, strata
 
 PROGRAMS = example_programs()
 IDS = [p.name for p in PROGRAMS]
@@ -20,8 +21,17 @@ def test_there_are_enough_programs():
 
 
 @pytest.mark.parametrize("example", PROGRAMS, ids=IDS)
-def test_program_is_well_formed(example: ExampleProgram):
-    # example_programs() parsed it (a ParseError fails collection).
+def test_program_is_clean(example: ExampleProgram):
+    checked = load_file(str(example.path))          # raises on any error
+    assert checked.warnings == ()
+    # The front end and the reference agree on column types and on the strata.
+    assert checked.types == column_types(example.program)
+    assert {frozenset(s.relations) for s in checked.strata} == \
+        {frozenset(s) for s in strata(example.program)}
+    position = {r: i for i, s in enumerate(checked.strata) for r in s.relations}
+    for rule in example.program.rules:
+        for head, body in rule.clauses():
+            assert all(position[r] <= position[head.relation] for r in body_relations(body))
     assert example.outputs(), "an example without outputs shows nothing"
     assert set(example.input_files()) <= {r.name for r in example.program.relations}
     for path in example.input_files().values():
