@@ -285,7 +285,8 @@ def check_range(head: Atom, body: tuple[Literal, ...]) -> list[Diagnostic]:
             elif isinstance(literal, Negation):
                 need(literal.atom.args, scope, bound, "in a negated atom")
             else:
-                need((literal.left, literal.right), scope, bound, "in a comparison")
+                need((literal.left, literal.right), scope, bound,
+                     "in an equality" if literal.op == "=" else "in a comparison")
             for agg in aggregates_in(literal_terms(literal)):
                 check_aggregate(agg, scope, bound)
 

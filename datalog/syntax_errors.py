@@ -127,9 +127,6 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
     char = rest[:1] or " "
     shown = {"\t": "tab", "\n": "end of line"}.get(char, f"`{char}`")
     expected = _expected_text(lark, set(e.allowed or ()))
-    message = f"unexpected character {shown}"
-    if expected:
-        message += f"; expected {expected}"
     hint = None
     if char == "|":
         hint = "write disjunction in a body with `;`"
@@ -139,6 +136,9 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
         hint = "strings are written in double quotes"
     elif char == "[":
         hint = "record and algebraic data types are not supported"
+    message = f"unexpected character {shown}"
+    if expected and hint is None:
+        message += f"; expected {expected}"
     return message, hint, (line, column, column + 1)
 
 
@@ -165,6 +165,7 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
     token = e.token
     expected = _acceptable(e)
     at_end = token.type == "$END"
+    kind = token.type
     if not at_end and token.start_pos is not None:
         special = _special(text[token.start_pos:], token.line, token.column)
         if special is not None:
@@ -179,6 +180,11 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
         line, column = token.line, token.column
         what = _describe_token(token)
         width = max(1, len(str(token))) if token.end_line == token.line else 1
+        # The fallback lexer may split a two-character symbol (`:-` read as `:`).
+        pair = re.match(r":-|<:|!=|<=|>=", text[token.start_pos:])
+        if pair is not None and len(str(token)) < 2:
+            what, width = f"`{pair.group(0)}`", 2
+            kind = {":-": "IF", "<:": "SUBTYPE"}.get(pair.group(0), "CMP")
     message = f"unexpected {what}"
     if expected_words:
         message += f"; expected {expected_words}"
@@ -191,21 +197,23 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
         if new_line:
             # Point at where the `.` belongs: just after the previous token.
             line, column, width = prev.end_line, prev.end_column, 1
-    elif token.type == "COLON" and "IF" in expected:
+    elif kind == "COLON" and "IF" in expected:
         hint = "a rule is written `head :- body.`"
-    elif "RPAR" in expected and (at_end or token.type in ("DOT", "IF", "RBRACE")):
+    elif "RPAR" in expected and (at_end or kind in ("DOT", "IF", "RBRACE")):
         hint = "is a `)` missing?"
-    elif "RBRACE" in expected and (at_end or token.type == "DOT"):
+    elif "RBRACE" in expected and (at_end or kind == "DOT"):
         hint = "is a `}` missing?"
-    elif token.type == "VBAR":
+    elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
-    elif token.type == "IF" and prev is not None and prev.type == "RPAR":
+    elif kind == "IF" and prev is not None and prev.type == "RPAR":
         hint = "a rule has one `:-`; is a `.` missing before it?"
-    elif token.type == "AGGREGATOR":
+    elif prev is not None and prev.type == "AGGREGATOR" and kind != "COLON":
+        hint = f"`{prev}` is an aggregate keyword; it cannot name a variable"
+    elif kind == "AGGREGATOR":
         hint = f"`{token}` is an aggregate keyword; rename the variable"
-    elif token.type == "QUALIFIER":
+    elif kind == "QUALIFIER":
         hint = f"`{token}` is a qualifier keyword here"
-    elif token.type in ("EQ", "EQUAL") and prev is not None and prev.type == "NAME" \
+    elif kind in ("EQ", "EQUAL") and prev is not None and prev.type == "NAME" \
             and "LPAR" in expected:
         hint = "a relation's arguments are written in parentheses: `r(x, y)`"
     elif "LPAR" in expected and prev is not None and prev.type == "NAME":
