@@ -9,7 +9,9 @@ over speed: it is meant for programs of test size (up to a few thousand tuples).
 Semantics (Soufflé's, as the engine implements them):
 
 - Every relation is the set of its input tuples, its facts and what its rules
-  derive. Strata are the strongly connected components of the relation dependency
+  derive; an ``eqrel`` relation is closed under equivalence (reflexive on its
+  values, symmetric, transitive) at every round, here directly rather than by the
+  front end's rewriting into rules. Strata are the strongly connected components of the relation dependency
   graph in dependency order; each is iterated naively (apply every rule to
   everything, add what is new) until nothing changes.
 - A rule body is a conjunction of literals, solved left to right, except that a
@@ -97,17 +99,23 @@ def evaluate(program: Program, inputs: Mapping[str, set[tuple]] | None = None,
     for fact in program.facts:
         clause = Clause(fact.atom, (), columns, program)
         db[fact.atom.relation].update(clause.heads({}))
+    eqrel = {r.name for r in program.relations if "eqrel" in r.qualifiers}
     for stratum in strata(program):
         clauses = [Clause(head, body, columns, program)
                    for rule in program.rules for head, body in rule.clauses()
                    if head.relation in stratum]
-        _fixpoint(clauses, db, max_iterations)
+        _fixpoint(clauses, db, stratum & eqrel, max_iterations)
     return db
 
 
-def _fixpoint(clauses: list[Clause], db: Database, max_iterations: int) -> None:
+def _fixpoint(clauses: list[Clause], db: Database, eqrel: set[str],
+              max_iterations: int) -> None:
     for _ in range(max_iterations):
         changed = False
+        for name in eqrel:
+            closed = equivalence_closure(db[name])
+            changed |= closed != db[name]
+            db[name] = closed
         for clause in clauses:
             # head(..) :- body.   Collect first: the body may read the head relation.
             derived = list(clause.derive(db))
@@ -118,6 +126,20 @@ def _fixpoint(clauses: list[Clause], db: Database, max_iterations: int) -> None:
         if not changed:
             return
     raise EvaluationError(f"no fixpoint after {max_iterations} iterations")
+
+
+def equivalence_closure(pairs: set[tuple]) -> set[tuple]:
+    """The least equivalence relation containing ``pairs`` (on the values in them).
+
+    >>> sorted(equivalence_closure({(1, 2), (3, 2)}))[:4]
+    [(1, 1), (1, 2), (1, 3), (2, 1)]
+    """
+    classes: dict[Any, set] = {}
+    for a, b in pairs:
+        merged = classes.get(a, {a}) | classes.get(b, {b})
+        for value in merged:
+            classes[value] = merged
+    return {(a, b) for a, members in classes.items() for b in members}
 
 
 # ---------------------------------------------------------------- program analysis

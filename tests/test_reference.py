@@ -199,3 +199,54 @@ def test_unbound_head_variables_and_unknown_inputs_are_errors():
 def test_input_rows_must_fit_their_relation():
     with pytest.raises(EvaluationError, match="has 3 values"):
         run(EDGE, edge={(1, 2, 3)})
+
+
+def test_eqrel_relations_are_equivalence_closures():
+    out = run("""
+        .decl same(a: number, b: number) eqrel
+        .decl link(a: number, b: number)
+        .decl other(a: number)
+        same(1, 2). same(3, 2).
+        same(a, b) :- link(a, b).
+        other(a) :- same(a, 1), a != 1.
+    """, link={(5, 4), (4, 3)})
+    group = {1, 2, 3, 4, 5}
+    assert out["same"] == {(a, b) for a in group for b in group}
+    assert out["other"] == {(a,) for a in group - {1}}
+
+
+def test_nested_aggregates_and_aggregates_in_the_head():
+    out = run("""
+        .decl e(x: number, y: number)
+        .decl n(c: number)
+        .decl busiest(c: number)
+        e(1, 2). e(1, 3). e(2, 3). e(4, 1).
+        n(count : { e(_, y) }) :- e(_, y), y > 2.
+        // the largest out-degree: max over sources x of the count of x's edges
+        busiest(m) :- m = max c : { e(x, _), c = count : { e(x, _) } }.
+    """)
+    # in the head, y groups: the edges into 3 (the only y > 2) are counted
+    assert out["n"] == {(2,)} and out["busiest"] == {(2,)}
+
+
+def test_aggregate_bodies_with_negation_and_comparisons():
+    out = run("""
+        .decl e(x: number, y: number)
+        .decl blocked(x: number)
+        .decl n(x: number, c: number)
+        e(1, 2). e(1, 3). e(1, 4). e(2, 9).
+        blocked(3).
+        n(x, c) :- e(x, _), c = count : { e(x, y), !blocked(y), y < 9 }.
+    """)
+    assert out["n"] == {(1, 2), (2, 0)}
+
+
+def test_sums_of_floats_and_unsigned():
+    out = run("""
+        .decl f(x: float)
+        .decl u(x: unsigned)
+        .decl t(a: float, b: unsigned)
+        f(0.5). f(1.25). u(1). u(2).
+        t(a, b) :- a = sum x : f(x), b = sum y : u(y).
+    """)
+    assert out["t"] == {(1.75, 3)}
