@@ -34,6 +34,7 @@ hint: is the `.` at the end of the last clause missing?
 
 from __future__ import annotations
 
+import heapq
 import os
 import threading
 from pathlib import Path
@@ -63,6 +64,7 @@ from datalog.ast import (
     Wildcard,
 )
 from datalog.errors import DatalogError, Diagnostic, ParseError
+from datalog.fastfacts import split_facts, unquote
 from datalog.preprocess import ColumnMap, Macro, preprocess
 from datalog.syntax_errors import describe_syntax_error
 
@@ -85,7 +87,6 @@ _PRECEDENCE = {"lor": 1, "lxor": 2, "land": 3, "bor": 4, "bxor": 5, "band": 6,
                "^": 11}
 _UNARY = 10
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'", "0": "\0"}
 
 
 class _Group:
@@ -390,21 +391,7 @@ class _Callbacks:
         return Constant(self.unquote(token), "symbol", self.span(token))
 
     def unquote(self, token) -> str:
-        text = str(token)[1:-1]
-        if "\\" not in text:
-            return text
-        out = []
-        i = 0
-        while i < len(text):
-            ch = text[i]
-            if ch == "\\" and i + 1 < len(text):
-                nxt = text[i + 1]
-                out.append(_ESCAPES.get(nxt, "\\" + nxt))
-                i += 2
-            else:
-                out.append(ch)
-                i += 1
-        return "".join(out)
+        return unquote(str(token))
 
     def call(self, name, lpar, *rest):
         args = tuple(self.term(a) for a in rest[:-1] if a is not None)
@@ -539,8 +526,12 @@ class _Loader:
         lark, callbacks = _parser()
         with _lock:
             callbacks.reset(path, columns, self.sources)
+            text, facts = split_facts(text, path, columns)
             try:
-                return lark.parse(text)
+                items = lark.parse(text)
+                if facts:
+                    items = list(heapq.merge(items, facts, key=lambda i: i.span.line))
+                return items
             except DatalogError:
                 raise
             except UnexpectedInput as e:
