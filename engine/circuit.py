@@ -1,0 +1,630 @@
+"""Circuits: the root circuit (clock: epoch) and child circuits (clock:
+``(epoch, iteration)``), their node kinds, scheduling and fixed points.
+
+Node kinds (spec 002): **Source** (input relation), **Sink** (output),
+**Operator** (everything in ``engine.operators``), **Feedback** (its input
+delayed by one iteration; the edge into it is not a cycle for scheduling),
+**Import** (a parent stream inside a child: the parent difference at epoch ``e``
+appears at ``(e, 0)``), **Child** (a nested circuit for one recursive
+component; its **Export**s hand the parent the sum of their iteration
+differences: the epoch difference).
+
+Each circuit evaluates its nodes in a topological order of the graph without
+feedback edges (networkx). A child circuit at epoch ``e`` runs iterations
+``i = 0, 1, ...`` and stops when its Feedbacks carry nothing **and** no operator
+holds work for a later iteration; if only operators hold work, the clock jumps
+to the earliest such iteration::
+
+         ┌─────────────────────── child ────────────────────────┐
+    edge ┼─> Import ──┐                                          │
+         │            ├─> plus ─> distinct ─┬─> Export ──────────┼─> path
+         │  Feedback ─┴> join               │                    │
+         │     ^────────────────────────────┘ (one iteration later)
+         └───────────────────────────────────────────────────────┘
+
+A step is atomic: everything an epoch adds carries that epoch in its time, so
+a failure drops it (``rollback``) and the circuit is exactly as before.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+import networkx as nx
+
+from engine.errors import (ArityError, BuildError, EngineError, EpochError,
+                           IterationLimitError, OperatorError, WeightError)
+from engine.node import Node
+from engine.zset import EMPTY, ZSet, add_into
+
+
+class Source(Node):
+    """An input relation: its batch for the epoch, as given to ``step``."""
+
+    kind = "source"
+
+    def __init__(self, name: str, arity: int | None, label: str = ""):
+        super().__init__([], label or name)
+        self.name, self.arity = name, arity
+        self.batch = EMPTY
+
+    def evaluate(self, i: int) -> None:
+        self.out = self.batch
+
+    def validate(self, rows) -> dict:
+        """The batch as a Z-set; raises ArityError / WeightError naming the relation.
+
+        ``rows`` is a mapping row -> weight, or an iterable of rows (weight 1).
+        """
+        if isinstance(rows, Mapping):
+            items = rows.items()
+        else:
+            items = ((row, 1) for row in rows)
+        out: dict = {}
+        arity = self.arity
+        for row, weight in items:
+            if type(row) is not tuple:
+                if not isinstance(row, tuple):
+                    raise ArityError(self.name, row, arity if arity is not None else 0)
+                row = tuple(row)
+            if arity is not None and len(row) != arity:
+                raise ArityError(self.name, row, arity)
+            if type(weight) is not int:
+                if isinstance(weight, bool) or not isinstance(weight, int):
+                    raise WeightError(self.name, row, weight)
+                weight = int(weight)
+            try:
+                total = out.get(row, 0) + weight
+            except TypeError as error:
+                raise EngineError(f"relation `{self.name}`: row {row!r} is not hashable") \
+                    from error
+            if total:
+                out[row] = total
+            else:
+                del out[row]
+        return out
+
+    def describe_args(self) -> str:
+        return f"arity={self.arity}"
+
+
+class Sink(Node):
+    """An output: collects the epoch difference of its input (and, when
+    ``keep`` is set, the current collection)."""
+
+    kind = "sink"
+
+    def __init__(self, name: str, source: Node, keep: bool = False, label: str = ""):
+        super().__init__([source], label or name)
+        self.name = name
+        self.keep = keep
+        self.collection: dict = {}
+        self.delta = EMPTY
+
+    def evaluate(self, i: int) -> None:
+        self.delta = self.inputs[0].out
+
+    def clock_stop(self, scope: int, time: int) -> None:
+        if scope == 0 and self.keep and self.delta:
+            add_into(self.collection, self.delta)
+
+    def rollback(self) -> None:
+        self.delta = EMPTY
+
+
+class Feedback(Node):
+    """Feedback: at iteration ``i`` outputs what its source produced at ``i - 1``
+    (nothing at iteration 0). ``connect`` names the source."""
+
+    kind = "feedback"
+    iteration_hook = True
+    may_hold_work = True
+
+    def __init__(self, name: str, arity: int | None, label: str = ""):
+        super().__init__([], label or name)
+        self.name, self.arity = name, arity
+        self.held = EMPTY
+
+    @property
+    def source(self) -> Node | None:
+        return self.reads[0] if self.reads else None
+
+    def evaluate(self, i: int) -> None:
+        self.out = self.held if i > 0 else EMPTY
+
+    def clock_stop(self, scope: int, time: int) -> None:
+        if scope == 1:
+            self.held = self.reads[0].out
+        else:
+            self.held = EMPTY
+
+    def pending(self) -> int | None:
+        return 0 if self.held else None  # the circuit reads 0 as "the next iteration"
+
+    def clock_start(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.held = EMPTY
+
+    def rollback(self) -> None:
+        self.held = EMPTY
+
+
+class Import(Node):
+    """Import: the parent stream's epoch difference, at iteration 0 only."""
+
+    kind = "import"
+
+    def evaluate(self, i: int) -> None:
+        self.out = self.reads[0].out if i == 0 else EMPTY
+
+
+class Export(Node):
+    """A child stream seen from the parent: the sum over the epoch's iterations."""
+
+    kind = "export"
+
+    def __init__(self, child_node: "ChildNode", inner: Node, label: str = ""):
+        super().__init__([child_node], label, reads=[inner])
+        self.acc: dict = {}
+
+    def accumulate(self) -> None:
+        batch = self.reads[0].out
+        if batch:
+            if self.acc:
+                add_into(self.acc, batch)
+            else:
+                self.acc = dict(batch)
+
+    def evaluate(self, i: int) -> None:
+        self.out = self.acc or EMPTY
+
+    def clock_start(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.acc = {}
+
+    def clock_stop(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.acc = {}
+
+    def rollback(self) -> None:
+        self.acc = {}
+
+
+class ChildNode(Node):
+    """The node of a child circuit in its parent; evaluating it runs the child's
+    iterations of the epoch to a fixed point."""
+
+    kind = "child"
+
+    def __init__(self, child: "ChildCircuit", label: str = ""):
+        super().__init__([], label)
+        self.child = child
+
+    def evaluate(self, i: int) -> None:
+        self.child.run_epoch()
+
+    def clock_start(self, scope: int, time: int) -> None:
+        # the child's own nodes get their clock events from the root directly
+        self.child.epoch = time
+
+
+class BaseCircuit:
+    """What root and child circuits share: nodes, ids, building, rendering."""
+
+    nested = False
+
+    def __init__(self, parent: "BaseCircuit | None" = None, label: str = ""):
+        self.parent = parent
+        self.label = label
+        self.nodes: list[Node] = []
+        self.node: ChildNode | None = None  # this circuit's node in its parent
+        self.order: list[Node] = []
+        self.memo: dict = {}  # (node id, key spec) -> IndexedStream; shared traces
+
+    @property
+    def root(self) -> "Circuit":
+        circuit = self
+        while circuit.parent is not None:
+            circuit = circuit.parent
+        return circuit
+
+    def add(self, node: Node) -> Node:
+        root = self.root
+        if root.finalized:
+            raise BuildError("cannot add nodes to a circuit after its first step")
+        for other in node.inputs:
+            if other.circuit is not self:
+                raise BuildError(
+                    f"node `{node.label or type(node).__name__}` reads a stream of another "
+                    f"circuit; bring parent streams into a child with import_()")
+        node.circuit = self
+        node.local_id = len(self.nodes)
+        self.nodes.append(node)
+        return node
+
+    def children(self) -> list["ChildCircuit"]:
+        return [n.child for n in self.nodes if isinstance(n, ChildNode)]
+
+    # -- rendering ---------------------------------------------------------
+
+    def describe_lines(self, indent: str = "") -> list[str]:
+        lines = []
+        for node in self.nodes:
+            gid = ".".join(map(str, node.global_id))
+            ins = ", ".join(".".join(map(str, n.global_id)) for n in node.inputs)
+            reads = ", ".join(".".join(map(str, n.global_id)) for n in node.reads)
+            kind = node.kind
+            args = node.describe_args()
+            text = f"{indent}{gid} {kind}"
+            if args:
+                text += f" {args}"
+            if node.label:
+                text += f" `{node.label}`"
+            if ins:
+                text += f" <- {ins}"
+            if reads:
+                text += f" (reads {reads})"
+            lines.append(text)
+            if isinstance(node, ChildNode):
+                lines += node.child.describe_lines(indent + "  ")
+        return lines
+
+    def dot_lines(self, indent: str = "  ") -> list[str]:
+        lines = []
+        for node in self.nodes:
+            name = "n" + "_".join(map(str, node.global_id))
+            if isinstance(node, ChildNode):
+                lines.append(f"{indent}subgraph cluster_{name} {{")
+                lines.append(f'{indent}  label="{_dot_escape(node.label or "child")}";')
+                lines += node.child.dot_lines(indent + "  ")
+                lines.append(f"{indent}}}")
+                continue
+            text = node.kind + (f" {node.describe_args()}" if node.describe_args() else "")
+            if node.label:
+                text += f"\\n{_dot_escape(node.label)}"
+            lines.append(f'{indent}{name} [label="{text}"];')
+            for other in node.inputs:
+                if isinstance(other, ChildNode):
+                    continue
+                lines.append(f"{indent}n{'_'.join(map(str, other.global_id))} -> {name};")
+            for other in node.reads:
+                style = "dashed" if node.kind in ("feedback", "import", "export") else "dotted"
+                lines.append(f"{indent}n{'_'.join(map(str, other.global_id))} -> {name} "
+                             f"[style={style}];")
+        return lines
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _topological_order(circuit: BaseCircuit, live: set) -> list[Node]:
+    graph = nx.DiGraph()
+    nodes = [n for n in circuit.nodes if id(n) in live]
+    for node in nodes:
+        graph.add_node(node.local_id)
+        for other in node.inputs:
+            graph.add_edge(other.local_id, node.local_id)
+    try:
+        ids = list(nx.lexicographical_topological_sort(graph))
+    except nx.NetworkXUnfeasible as error:
+        raise BuildError(f"circuit `{circuit.label or 'root'}` has a cycle that does not "
+                         f"go through a Feedback") from error
+    return [circuit.nodes[k] for k in ids]
+
+
+class ChildCircuit(BaseCircuit):
+    """A nested circuit for one recursive component; clock ``(epoch, iteration)``.
+
+    Build it inside ``with circuit.child(label) as child:`` with ``import_``,
+    ``feedback`` and ``export`` (see ``engine.stream``).
+    """
+
+    nested = True
+
+    def __init__(self, parent: BaseCircuit, label: str, max_iterations: int):
+        super().__init__(parent, label)
+        self.max_iterations = max_iterations
+        self.feedbacks: list[Feedback] = []
+        self.exports: list[Export] = []
+        self.epoch = 0
+        self.iterations = 0  # iterations run in the last epoch (for reports)
+        self.stoppers: list[Node] = []
+        self.holders: list[Node] = []
+
+    def __enter__(self) -> "ChildCircuit":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            for feedback in self.feedbacks:
+                if feedback.source is None:
+                    raise BuildError(f"feedback `{feedback.name}` of child circuit "
+                                     f"`{self.label}` was never connected")
+
+    def run_epoch(self) -> None:
+        """Iterate this epoch to a fixed point (module docstring)."""
+        order, stoppers, holders = self.order, self.stoppers, self.holders
+        exports = self.exports
+        limit = self.max_iterations
+        i = 0
+        count = 0
+        while True:
+            count += 1
+            try:
+                for node in order:
+                    node.evaluate(i)
+            except EngineError:
+                raise
+            except Exception as error:
+                raise OperatorError(node.label or type(node).__name__, error) from error
+            for node in stoppers:
+                node.clock_stop(1, i)
+            for export in exports:
+                export.accumulate()
+            nxt = None
+            for node in holders:
+                p = node.pending()
+                if p is not None:
+                    if p <= i:  # a Feedback with data: the next iteration
+                        nxt = i + 1
+                        break
+                    if nxt is None or p < nxt:
+                        nxt = p
+            if nxt is None:
+                break
+            if nxt >= limit:
+                raise IterationLimitError(self.label or "child", limit, self.epoch)
+            i = nxt
+        self.iterations = count
+
+
+class Circuit(BaseCircuit):
+    """The root circuit; its clock is the epoch (one tick per ``step``).
+
+    >>> circuit = Circuit()
+    >>> edge = circuit.source("edge", arity=2)
+    >>> circuit.output("swapped", edge.map(lambda r: (r[1], r[0])))
+    >>> circuit.step({"edge": {(1, 2): 1}})
+    {'swapped': ZSet({(2, 1): 1})}
+    """
+
+    def __init__(self, max_iterations: int = 100_000):
+        super().__init__(None, "")
+        self.max_iterations = max_iterations
+        self.epoch = 0
+        self.finalized = False
+        self.sources: dict[str, Source] = {}
+        self.sinks: dict[str, Sink] = {}
+        self.all_nodes: list[Node] = []
+
+    # -- finalization: fusion, liveness, order -----------------------------
+
+    def _circuits(self) -> list[BaseCircuit]:
+        out, todo = [], [self]
+        while todo:
+            circuit = todo.pop()
+            out.append(circuit)
+            todo += circuit.children()
+        return out
+
+    def finalize(self) -> None:
+        """Fuse linear chains, drop dead nodes, compute evaluation orders."""
+        if self.finalized:
+            return
+        from engine.operators.linear import LinearNode
+
+        circuits = self._circuits()
+        every = [n for c in circuits for n in c.nodes]
+        live = self._live(every)
+        consumers: dict[int, list[Node]] = {id(n): [] for n in every}
+        for node in every:
+            if id(node) in live:
+                for other in node.inputs + node.reads:
+                    consumers[id(other)].append(node)
+        fused: set = set()
+        for circuit in circuits:
+            for node in circuit.nodes:
+                if not isinstance(node, LinearNode) or id(node) not in live:
+                    continue
+                producer = node.inputs[0]
+                if (hasattr(producer, "absorb") and not producer.indexed
+                        and consumers[id(producer)] == [node] and id(producer) in live):
+                    producer.absorb(node)
+                    fused.add(id(node))
+                    for consumer in consumers[id(node)]:
+                        consumer.replace_input(node, producer)
+                    consumers[id(producer)] = consumers[id(node)]
+        live -= fused
+        for circuit in circuits:
+            circuit.order = _topological_order(circuit, live)
+            if isinstance(circuit, ChildCircuit):
+                circuit.stoppers = [n for n in circuit.order if n.iteration_hook]
+                circuit.holders = [n for n in circuit.order if n.may_hold_work]
+        self.all_nodes = [n for n in every if id(n) in live]
+        for node in self.all_nodes:
+            node.prepare()
+        self.finalized = True
+
+    @staticmethod
+    def _live(every: list[Node]) -> set:
+        """Nodes something observable depends on."""
+        roots = [n for n in every if n.kind in ("sink", "source", "feedback")
+                 or type(n).__name__ == "InspectNode"]
+        live: set = set()
+        todo = list(roots)
+        while todo:
+            node = todo.pop()
+            if id(node) in live:
+                continue
+            live.add(id(node))
+            todo += node.inputs + node.reads
+            if isinstance(node, Export):
+                todo.append(node.inputs[0])
+            if isinstance(node, ChildNode):
+                todo += node.child.feedbacks
+        return live
+
+    # -- running -------------------------------------------------------------
+
+    def step(self, inputs: Mapping[str, object] | None = None,
+             epoch: int | None = None) -> dict[str, ZSet]:
+        """Run one epoch (one transaction) and return each output's difference.
+
+        ``inputs`` maps source names to Z-sets (row -> weight) or iterables of
+        rows. Atomic: on any error every operator's state is as before.
+        """
+        if epoch is not None and epoch != self.epoch:
+            raise EpochError(f"the circuit is at epoch {self.epoch}; got a step for "
+                             f"epoch {epoch}")
+        self.finalize()
+        inputs = dict(inputs or {})
+        unknown = sorted(set(inputs) - set(self.sources))
+        if unknown:
+            raise EngineError(f"no source named `{unknown[0]}` (sources: "
+                              f"{', '.join(sorted(self.sources)) or 'none'})")
+        batches = {name: self.sources[name].validate(rows) for name, rows in inputs.items()}
+        for name, source in self.sources.items():
+            source.batch = batches.get(name, EMPTY)
+        nodes = self.all_nodes
+        e = self.epoch
+        try:
+            for node in nodes:
+                node.clock_start(0, e)
+            node = None
+            for node in self.order:
+                node.evaluate(0)
+        except BaseException as error:
+            for other in nodes:
+                other.rollback()
+            self._clear()
+            if isinstance(error, EngineError) or not isinstance(error, Exception):
+                raise
+            label = (node.label or type(node).__name__) if node is not None else "circuit"
+            raise OperatorError(label, error) from error
+        result = {name: ZSet(sink.delta) for name, sink in self.sinks.items()}
+        for node in nodes:
+            node.clock_stop(0, e)
+        self.epoch = e + 1
+        self._clear()
+        return result
+
+    def _clear(self) -> None:
+        for node in self.all_nodes:
+            node.out = EMPTY
+        for source in self.sources.values():
+            source.batch = EMPTY
+        for sink in self.sinks.values():
+            sink.delta = EMPTY
+
+    def collection(self, name: str) -> ZSet:
+        """The current collection of an output declared with ``keep=True``."""
+        sink = self.sinks.get(name)
+        if sink is None or not sink.keep:
+            raise EngineError(f"no output named `{name}` kept with keep=True")
+        return ZSet(sink.collection)
+
+    def describe(self) -> str:
+        """A stable text rendering: one line per node (global id, kind, label,
+        inputs), child circuits indented under their node."""
+        return "\n".join(self.describe_lines())
+
+    def to_dot(self) -> str:
+        """A DOT rendering; child circuits are clusters."""
+        return "\n".join(["digraph circuit {", "  rankdir=LR;"] + self.dot_lines() + ["}"])
+
+
+# ---------------------------------------------------------------------------
+# Builder methods (kept here so the node kinds and their wiring sit together)
+
+
+def _source(self: Circuit, name: str, arity: int | None = None, label: str = ""):
+    """A Source node for the input relation ``name``; returns its Stream."""
+    from engine.stream import Stream
+
+    if name in self.sources:
+        raise BuildError(f"a source named `{name}` already exists")
+    node = self.add(Source(name, arity, label))
+    self.sources[name] = node
+    return Stream(self, node)
+
+
+def _output(self: Circuit, name: str, stream, label: str = "", keep: bool = False) -> None:
+    """A Sink collecting the epoch difference of ``stream`` under ``name``."""
+    if name in self.sinks:
+        raise BuildError(f"an output named `{name}` already exists")
+    if stream.circuit is not self:
+        raise BuildError(f"output `{name}`: the stream belongs to a child circuit; "
+                         f"export() it first")
+    self.sinks[name] = self.add(Sink(name, stream.node, keep, label))
+
+
+def _child(self: BaseCircuit, label: str = "") -> ChildCircuit:
+    """A child circuit for one recursive component (use as a context manager)."""
+    if self.nested:
+        raise BuildError("child circuits nest one level deep (one per recursive "
+                         "component of the root)")
+    child = ChildCircuit(self, label, self.root.max_iterations)
+    child.node = self.add(ChildNode(child, label))
+    return child
+
+
+def _import(self: ChildCircuit, stream, label: str = ""):
+    """Import a parent stream: its epoch difference appears at iteration 0."""
+    from engine.stream import Stream
+
+    if stream.circuit is not self.parent:
+        raise BuildError("import_() takes a stream of the parent circuit")
+    memo_key = (id(stream.node), "import")
+    found = self.memo.get(memo_key)
+    if found is None:
+        node = self.add(Import([], label, reads=[stream.node]))
+        if stream.node not in self.node.inputs:
+            self.node.inputs.append(stream.node)
+        found = self.memo[memo_key] = Stream(self, node)
+    return found
+
+
+class FeedbackHandle:
+    """What ``child.feedback(...)`` returns: ``stream`` (the fed-back stream, one
+    iteration late) and ``connect(stream)`` (what to feed back)."""
+
+    def __init__(self, circuit: ChildCircuit, node: Feedback):
+        from engine.stream import Stream
+
+        self.node = node
+        self.stream = Stream(circuit, node)
+
+    def connect(self, stream) -> None:
+        if stream.circuit is not self.stream.circuit:
+            raise BuildError(f"feedback `{self.node.name}`: connect a stream of the same "
+                             f"child circuit")
+        if self.node.reads:
+            raise BuildError(f"feedback `{self.node.name}` is already connected")
+        self.node.reads = [stream.node]
+
+
+def _feedback(self: ChildCircuit, name: str, arity: int | None = None,
+              label: str = "") -> FeedbackHandle:
+    node = self.add(Feedback(name, arity, label))
+    self.feedbacks.append(node)
+    return FeedbackHandle(self, node)
+
+
+def _export(self: ChildCircuit, stream, label: str = ""):
+    """The sum over each epoch's iterations of ``stream``, as a parent stream."""
+    from engine.stream import Stream
+
+    if stream.circuit is not self:
+        raise BuildError("export() takes a stream of this child circuit")
+    node = self.parent.add(Export(self.node, stream.node, label))
+    self.exports.append(node)
+    return Stream(self.parent, node)
+
+
+Circuit.source = _source
+Circuit.output = _output
+BaseCircuit.child = _child
+ChildCircuit.import_ = _import
+ChildCircuit.feedback = _feedback
+ChildCircuit.export = _export

@@ -1,0 +1,232 @@
+"""Distinct: Distinct (plain), Distinct Incremental (root), Distinct Trace (child).
+
+``distinct(x)`` has weight 1 for each row of positive weight. It is not linear,
+so its incremental forms read the history of the input.
+
+**Distinct Incremental** (root circuit, times are epochs)::
+
+    out(e) = [I(e) > 0] - [I(e-1) > 0]        for each row of the batch at e
+
+**Distinct Trace** (child circuit, time ``(e, i)``). For a row with new weight
+``w``, let ``w1`` be its weight at times ``(e' < e, i' < i)``, ``w2`` at
+``(e' < e, i)``, ``w3`` at ``(e, i' < i)``. Then::
+
+    out = ([w1+w2+w3+w > 0] - [w1+w3 > 0]) - ([w1+w2 > 0] - [w1 > 0])
+
+(the second bracket is what older epochs already emitted at iteration ``i``).
+A row must be evaluated at ``(e, i)`` when it has input there, **or** when it
+had input earlier in this epoch and older epochs hold weight for it at exactly
+iteration ``i``. So after evaluating a row, it is scheduled at the next
+iteration ``j > i`` at which the past holds weight for it, if its weight in
+this epoch is not zero (otherwise every later output is zero).
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Mapping
+
+from engine.node import Node
+from engine.time import leq
+from engine.trace import ZSetTrace
+from engine.zset import EMPTY
+
+
+class DistinctNode(Node):
+    """Distinct Incremental (root scope): ``out(e) = [I(e) > 0] - [I(e-1) > 0]``."""
+
+    def __init__(self, source: Node, label: str = ""):
+        super().__init__([source], label)
+        self.trace = ZSetTrace(nested=False)
+
+    def evaluate(self, i: int) -> None:
+        batch = self.inputs[0].out
+        if not batch:
+            self.out = EMPTY
+            return
+        get = self.trace.past.get
+        out = {}
+        for row, w in batch.items():
+            old = get(row, 0)
+            delta = (old + w > 0) - (old > 0)
+            if delta:
+                out[row] = delta
+        self.out = out or EMPTY
+
+    def clock_stop(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.trace.append(self.inputs[0].out)
+            self.trace.commit()
+
+    def rollback(self) -> None:
+        self.trace.rollback()
+
+    def describe_args(self) -> str:
+        return "distinct"
+
+
+class DistinctTraceNode(Node):
+    """Distinct Trace (child scope); formula and scheduling in the module docstring."""
+
+    may_hold_work = True
+
+    def __init__(self, source: Node, label: str = ""):
+        super().__init__([source], label)
+        self.trace = ZSetTrace(nested=True)
+        self.scheduled: dict = {}
+        self.heap: list = []
+
+    def pending(self) -> int | None:
+        return self.heap[0] if self.heap else None
+
+    def clock_start(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.scheduled, self.heap = {}, []
+
+    def clock_stop(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.trace.commit()
+
+    def rollback(self) -> None:
+        self.scheduled, self.heap = {}, []
+        self.trace.rollback()
+
+    def evaluate(self, i: int) -> None:
+        batch = self.inputs[0].out
+        rows = batch
+        if self.heap and self.heap[0] == i:
+            heapq.heappop(self.heap)
+            due = self.scheduled.pop(i)
+            if batch:
+                due.update(batch)
+            rows = due
+        if not rows:
+            self.out = EMPTY
+            return
+        trace = self.trace
+        past_get, cur_get = trace.past.get, trace.cur.get
+        bget = batch.get
+        scheduled, heap = self.scheduled, self.heap
+        out = {}
+        for row in rows:
+            w = bget(row, 0)
+            h = cur_get(row)
+            if h is None:
+                w3 = 0
+            else:
+                th = type(h)
+                w3 = h if th is int else (h[1] if th is tuple else sum(h.values()))
+            p = past_get(row)
+            if p is None:
+                delta = (w3 + w > 0) - (w3 > 0)
+                if delta:
+                    out[row] = delta
+                continue
+            w1 = w2 = 0
+            nxt = None
+            tp = type(p)
+            if tp is int:
+                if i > 0:
+                    w1 = p
+                else:
+                    w2 = p
+            elif tp is tuple:
+                j, pw = p
+                if j < i:
+                    w1 = pw
+                elif j == i:
+                    w2 = pw
+                else:
+                    nxt = j
+            else:
+                for j, pw in p.items():
+                    if j < i:
+                        w1 += pw
+                    elif j == i:
+                        w2 += pw
+                    elif nxt is None or j < nxt:
+                        nxt = j
+            w13 = w1 + w3
+            w12 = w1 + w2
+            delta = ((w12 + w3 + w > 0) - (w13 > 0)) - ((w12 > 0) - (w1 > 0))
+            if delta:
+                out[row] = delta
+            if nxt is not None and w3 + w:
+                waiting = scheduled.get(nxt)
+                if waiting is None:
+                    scheduled[nxt] = {row}
+                    heapq.heappush(heap, nxt)
+                else:
+                    waiting.add(row)
+        trace.append(batch, i)
+        self.out = out or EMPTY
+
+    def describe_args(self) -> str:
+        return "distinct_trace"
+
+
+# ---------------------------------------------------------------------------
+# The operators of the specification on plain data (used by tests and docs)
+
+
+def distinct(zset: Mapping) -> dict:
+    """Distinct: weight 1 for every row of positive weight.
+
+    >>> distinct({0: 1, 1: 2, 2: -1})
+    {0: 1, 1: 1}
+    """
+    return {row: 1 for row, w in zset.items() if w > 0}
+
+
+def distinct_incremental(batch: Mapping, trace_entries) -> dict:
+    """Distinct Incremental of ``batch`` given the trace ``[(row, time, weight)]``
+    of all earlier input: ``[old + w > 0] - [old > 0]`` per row of the batch.
+
+    >>> distinct_incremental({0: 2, 2: 1, 3: -1}, [(0, 0, 1)])
+    {2: 1}
+    """
+    old: dict = {}
+    for row, _time, weight in trace_entries:
+        old[row] = old.get(row, 0) + weight
+    out = {}
+    for row, w in batch.items():
+        before = old.get(row, 0)
+        delta = (before + w > 0) - (before > 0)
+        if delta:
+            out[row] = delta
+    return out
+
+
+def distinct_trace(batch: Mapping, trace_entries, time: tuple) -> dict:
+    """Distinct Trace at ``time = (e, i)`` of ``batch``, given the trace
+    ``[(row, (e', i'), weight)]`` of earlier input (reference implementation of
+    the formula; the node computes the same with compacted histories).
+
+    >>> distinct_trace({5: 1}, [(0, (0, 0), 1), (5, (0, 1), 1)], (1, 0))
+    {5: 1}
+    """
+    e, i = time
+    weights: dict = {}
+    for row, (te, ti), weight in trace_entries:
+        if not leq((te, ti), (e, i)) and not (te < e):
+            continue
+        w1, w2, w3 = weights.get(row, (0, 0, 0))
+        if te < e and ti < i:
+            w1 += weight
+        elif te < e and ti == i:
+            w2 += weight
+        elif te == e and ti < i:
+            w3 += weight
+        weights[row] = (w1, w2, w3)
+    candidates = set(batch)
+    current = {row for row, (te, ti), _ in trace_entries if te == e and ti < i}
+    later_old = {row for row, (te, ti), _ in trace_entries if te < e and ti == i}
+    candidates |= current & later_old
+    out = {}
+    for row in candidates:
+        w1, w2, w3 = weights.get(row, (0, 0, 0))
+        w = batch.get(row, 0)
+        delta = ((w1 + w2 + w3 + w > 0) - (w1 + w3 > 0)) - ((w1 + w2 > 0) - (w1 > 0))
+        if delta:
+            out[row] = delta
+    return out

@@ -1,0 +1,244 @@
+"""Linear operators: Map, FlatMap, Filter, Negate, Index With, Plus, Minus, Inspect.
+
+A linear operator ``L`` commutes with time: ``L(x)(t) = L(x(t))``, so the
+incremental form is the operator itself applied to each difference::
+
+    delta(L(x)) = L(delta(x))
+
+A chain of them (``map -> filter -> flat_map -> ... -> index``) is **fused** into
+one pass: the circuit hands the stages of a chain to the node that produces its
+input (another chain, or a join, which then applies them to each joined row), and
+the stages are compiled into a single Python loop over the batch, so a row is
+one tuple from the source to the next non-linear operator.
+
+>>> run = compile_chain([("map", lambda r: (r[1], r[0])), ("filter", lambda r: r[0] > 1)],
+...                     index=("cols", (0,)))
+>>> run({(1, 2): 1, (5, 0): 1, (7, 3): -2})
+{(2,): {(2, 1): 1}, (3,): {(3, 7): -2}}
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from engine.node import Node
+from engine.zset import EMPTY, sum_zsets
+
+STAGE_KINDS = ("map", "filter", "flat_map", "negate")
+
+
+# ---------------------------------------------------------------------------
+# Code generation for fused chains
+
+
+def key_expression(index, row: str, env: dict) -> str:
+    """Python expression for the key of ``row`` under ``index``.
+
+    ``index`` is ``("cols", (c, ...))`` (key = tuple of those columns) or
+    ``("fn", f)`` (key = ``f(row)``).
+    """
+    kind, spec = index
+    if kind == "cols":
+        return "(" + "".join(f"{row}[{c}], " for c in spec) + ")"
+    name = f"_key{len(env)}"
+    env[name] = spec
+    return f"{name}({row})"
+
+
+def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
+               indent: str) -> list[str]:
+    """Lines that push ``(row, weight)`` through ``stages`` and add the result
+    into the dict named ``target`` (indexed when ``index`` is given).
+
+    The lines must sit inside a ``for`` loop (a filter ``continue``s it).
+    """
+    lines = []
+    current = row
+    sign = 1
+    for kind, fn in stages:
+        name = f"_f{len(env)}"
+        env[name] = fn
+        if kind == "map":
+            var = f"_r{len(env)}"
+            lines.append(f"{indent}{var} = {name}({current})")
+            current = var
+        elif kind == "filter":
+            lines.append(f"{indent}if not {name}({current}): continue")
+        elif kind == "flat_map":
+            var = f"_r{len(env)}"
+            lines.append(f"{indent}for {var} in {name}({current}):")
+            indent += "    "
+            current = var
+        elif kind == "negate":
+            sign = -sign
+        else:
+            raise ValueError(f"unknown linear stage {kind!r}")
+    w = weight if sign == 1 else f"(-{weight})"
+    if index is None:
+        lines += [
+            f"{indent}_t = {target}.get({current}, 0) + {w}",
+            f"{indent}if _t: {target}[{current}] = _t",
+            f"{indent}else: del {target}[{current}]",
+        ]
+    else:
+        key = key_expression(index, current, env)
+        lines += [
+            f"{indent}_k = {key}",
+            f"{indent}_g = {target}.get(_k)",
+            f"{indent}if _g is None: {target}[_k] = {{{current}: {w}}}",
+            f"{indent}else:",
+            f"{indent}    _t = _g.get({current}, 0) + {w}",
+            f"{indent}    if _t: _g[{current}] = _t",
+            f"{indent}    else: del _g[{current}]",
+        ]
+    return lines
+
+
+def build_functions(names: list[str], source_lines: list[str], env: dict) -> dict:
+    """Compile generated source; return its functions ``names`` by name."""
+    namespace = dict(env)
+    namespace["drop_empty_groups"] = drop_empty_groups
+    exec(compile("\n".join(source_lines), f"<fused {names[0]}>", "exec"), namespace)
+    return {name: namespace[name] for name in names}
+
+
+def build_function(name: str, source_lines: list[str], env: dict) -> Callable:
+    """Compile generated source and return the function ``name`` defined in it."""
+    return build_functions([name], source_lines, env)[name]
+
+
+def drop_empty_groups(indexed: dict) -> dict:
+    """Remove keys whose value dict became empty (after cancellations)."""
+    empty = [key for key, group in indexed.items() if not group]
+    for key in empty:
+        del indexed[key]
+    return indexed
+
+
+def compile_chain(stages, index=None) -> Callable[[Mapping], dict]:
+    """One function running a Z-set batch through every stage in one pass."""
+    env: dict = {}
+    lines = ["def run(batch):", "    out = {}", "    for row, w in batch.items():"]
+    lines += emit_lines(stages, index, "row", "w", "out", env, "        ")
+    if index is not None:
+        lines.append("    drop_empty_groups(out)")
+    lines.append("    return out")
+    return build_function("run", lines, env)
+
+
+# ---------------------------------------------------------------------------
+# Nodes
+
+
+class LinearNode(Node):
+    """A fused chain of Map / FlatMap / Filter / Negate stages, optionally ending
+    with an Index stage (then the output is an indexed Z-set).
+
+    ``delta(out) = chain(delta(in))``, at each time.
+    """
+
+    def __init__(self, source: Node, stages, index=None, label: str = ""):
+        super().__init__([source], label)
+        self.own_stages = list(stages)
+        self.own_index = index
+        self.stages = list(stages)
+        self.index = index
+        self.run = None
+
+    @property
+    def indexed(self) -> bool:
+        return self.index is not None
+
+    def absorb(self, consumer: "LinearNode") -> None:
+        """Take over the stages of ``consumer``, whose only input is this node."""
+        self.stages += consumer.stages
+        self.index = consumer.index
+
+    def prepare(self) -> None:
+        self.run = compile_chain(self.stages, self.index)
+
+    def evaluate(self, i: int) -> None:
+        batch = self.inputs[0].out
+        self.out = self.run(batch) if batch else EMPTY
+
+    def describe_args(self) -> str:
+        parts = [kind for kind, _ in self.own_stages]
+        if self.own_index is not None:
+            kind, spec = self.own_index
+            parts.append(f"index_by{tuple(spec)}" if kind == "cols" else "index_with")
+        return " ".join(parts)
+
+
+class PlusNode(Node):
+    """Plus (and Minus, built as plus of a negation): the sum of its inputs.
+
+    ``delta(a + b) = delta(a) + delta(b)``.
+    """
+
+    def evaluate(self, i: int) -> None:
+        batches = [n.out for n in self.inputs if n.out]
+        if not batches:
+            self.out = EMPTY
+        elif len(batches) == 1:
+            self.out = batches[0]
+        else:
+            self.out = sum_zsets(batches) or EMPTY
+
+
+class InspectNode(Node):
+    """Inspect: passes its input through and calls ``callback(batch, time)`` for
+    every non-empty batch (``time`` is the epoch, or ``(epoch, iteration)``)."""
+
+    def __init__(self, source: Node, callback: Callable, label: str = ""):
+        super().__init__([source], label)
+        self.callback = callback
+        self.epoch = 0
+
+    def clock_start(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.epoch = time
+
+    def evaluate(self, i: int) -> None:
+        batch = self.inputs[0].out
+        self.out = batch
+        if batch:
+            nested = self.circuit is not None and self.circuit.nested
+            self.callback(batch, (self.epoch, i) if nested else self.epoch)
+
+
+# ---------------------------------------------------------------------------
+# The operators of the specification on plain Z-sets (used by tests and docs)
+
+
+def map_zset(fn: Callable, zset: Mapping) -> dict:
+    """Map: ``{fn(row): w}`` (weights of rows mapped together add up).
+
+    >>> map_zset(lambda r: (r[0] % 2,), {(1,): 1, (3,): 1, (2,): -1})
+    {(1,): 2, (0,): -1}
+    """
+    return compile_chain([("map", fn)])(zset)
+
+
+def filter_zset(predicate: Callable, zset: Mapping) -> dict:
+    """Filter: the rows satisfying ``predicate``, weights unchanged."""
+    return compile_chain([("filter", predicate)])(zset)
+
+
+def negate_zset(zset: Mapping) -> dict:
+    """Negate: every weight's sign flipped."""
+    return {row: -w for row, w in zset.items()}
+
+
+def index_with(key_fn: Callable, zset: Mapping) -> dict:
+    """Index With: key -> row -> weight, with ``key = key_fn(row)``."""
+    return compile_chain([], index=("fn", key_fn))(zset)
+
+
+def plus_zsets(a: Mapping, b: Mapping) -> dict:
+    """Plus: weights of equal rows added, zeros dropped."""
+    return sum_zsets([a, b])
+
+
+def minus_zsets(a: Mapping, b: Mapping) -> dict:
+    """Minus: ``a + negate(b)``."""
+    return sum_zsets([a, negate_zset(b)])

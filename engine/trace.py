@@ -1,0 +1,313 @@
+"""Traces: the history of a stream, with compaction of past epochs.
+
+A **Trace** is the history of an indexed Z-set: key -> value -> time -> weight.
+A :class:`ZSetTrace` is the same without the key level (row -> time -> weight),
+used by Distinct. Both live in one scope:
+
+* in the root circuit times are epochs. Everything from finished epochs is one
+  consolidated collection ``past``: key -> value -> weight. The current epoch's
+  batch is staged and folded in when the epoch commits.
+* in a child circuit times are ``(epoch, iteration)``. ``past`` keeps, per key and
+  value, the weights of all finished epochs by iteration (they are all earlier
+  than any future time, so their epochs can be merged: compaction); ``cur`` keeps
+  the current epoch the same way. Appends go to ``cur`` only, so a failed epoch
+  is undone by dropping ``cur``; commit folds ``cur`` into ``past``.
+
+The per-value history in a child scope is stored compactly (one object per
+value in the common case), as a **history**:
+
+* an ``int`` ``w``: weight ``w`` at iteration 0;
+* a tuple ``(i, w)``: weight ``w`` at iteration ``i``;
+* a dict ``{i: w, ...}``: several iterations.
+
+>>> t = Trace(nested=True)
+>>> t.append({("a",): {("a", 1): 1}}, iteration=0)
+>>> t.append({("a",): {("a", 1): 1, ("a", 2): 1}}, iteration=3)
+>>> t.commit()
+>>> t.append({("a",): {("a", 1): -1}}, iteration=3)
+>>> list(t.entries())
+[(('a',), ('a', 1), (0, 0), 1), (('a',), ('a', 1), (0, 3), 1), (('a',), ('a', 1), (1, 3), -1), (('a',), ('a', 2), (0, 3), 1)]
+>>> t.commit(); t.size()
+2
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Mapping
+
+from engine.errors import EpochError
+
+
+def history_add(history, iteration: int, weight: int):
+    """The history with ``weight`` added at ``iteration``; ``None`` when empty.
+
+    A dict history is updated in place (only private or committing histories are
+    passed here).
+
+    >>> h = history_add(None, 0, 2); h
+    2
+    >>> h = history_add(h, 4, 1); h
+    {0: 2, 4: 1}
+    >>> history_add(history_add(h, 0, -2), 4, -1) is None
+    True
+    """
+    if history is None:
+        return weight if iteration == 0 else (iteration, weight)
+    kind = type(history)
+    if kind is int:
+        if iteration == 0:
+            total = history + weight
+            return total or None
+        return {0: history, iteration: weight}
+    if kind is tuple:
+        at, old = history
+        if at == iteration:
+            total = old + weight
+            return (at, total) if total else None
+        return {at: old, iteration: weight}
+    total = history.get(iteration, 0) + weight
+    if total:
+        history[iteration] = total
+    else:
+        del history[iteration]
+        if len(history) == 1:
+            ((at, old),) = history.items()
+            return old if at == 0 else (at, old)
+        if not history:
+            return None
+    return history
+
+
+def history_items(history) -> list[tuple[int, int]]:
+    """``(iteration, weight)`` pairs of a history, by iteration.
+
+    >>> history_items(3), history_items((2, -1)), history_items({5: 1, 1: 2})
+    ([(0, 3)], [(2, -1)], [(1, 2), (5, 1)])
+    """
+    kind = type(history)
+    if kind is int:
+        return [(0, history)]
+    if kind is tuple:
+        return [history]
+    return sorted(history.items())
+
+
+def history_total(history) -> int:
+    """The sum of a history's weights over all its iterations."""
+    kind = type(history)
+    if kind is int:
+        return history
+    if kind is tuple:
+        return history[1]
+    return sum(history.values())
+
+
+def merge_histories(target: dict, source: dict) -> None:
+    """Fold the value -> history dict ``source`` into ``target`` (in place)."""
+    for value, history in source.items():
+        old = target.get(value)
+        if old is None:
+            target[value] = history
+            continue
+        for iteration, weight in history_items(history):
+            old = history_add(old, iteration, weight)
+        if old is None:
+            del target[value]
+        else:
+            target[value] = old
+
+
+class Trace:
+    """History of an indexed Z-set: key -> value -> time -> weight (module docstring).
+
+    ``nested`` is False in the root circuit (times are epochs) and True in a
+    child circuit (times are ``(epoch, iteration)``).
+    """
+
+    __slots__ = ("nested", "past", "cur", "staged", "epoch")
+
+    def __init__(self, nested: bool = False):
+        self.nested = nested
+        self.past: dict = {}
+        self.cur: dict = {}
+        self.staged: list = []
+        self.epoch = 0
+
+    def append(self, batch: Mapping, iteration: int = 0, epoch: int | None = None) -> None:
+        """Add an indexed batch at ``(self.epoch, iteration)``.
+
+        The root scope stages the batch (lookups keep seeing the state before the
+        epoch); a child scope adds it to the current epoch's histories.
+        """
+        if epoch is not None and epoch != self.epoch:
+            raise EpochError(f"trace is at epoch {self.epoch}, got a batch for epoch {epoch}")
+        if not batch:
+            return
+        if not self.nested:
+            self.staged.append(batch)
+            return
+        cur = self.cur
+        for key, values in batch.items():
+            group = cur.get(key)
+            if group is None:
+                if iteration == 0:
+                    cur[key] = dict(values)
+                else:
+                    cur[key] = {v: (iteration, w) for v, w in values.items()}
+                continue
+            get = group.get
+            for value, weight in values.items():
+                history = history_add(get(value), iteration, weight)
+                if history is None:
+                    del group[value]
+                else:
+                    group[value] = history
+
+    def commit(self) -> None:
+        """The epoch is over: fold it into ``past`` (compaction) and drop zeros."""
+        past = self.past
+        if self.nested:
+            for key, group in self.cur.items():
+                old = past.get(key)
+                if old is None:
+                    past[key] = group
+                else:
+                    merge_histories(old, group)
+                    if not old:
+                        del past[key]
+            self.cur = {}
+        else:
+            for batch in self.staged:
+                for key, values in batch.items():
+                    old = past.get(key)
+                    if old is None:
+                        past[key] = dict(values)
+                        continue
+                    get = old.get
+                    for value, weight in values.items():
+                        total = get(value, 0) + weight
+                        if total:
+                            old[value] = total
+                        else:
+                            del old[value]
+                    if not old:
+                        del past[key]
+            self.staged = []
+        self.epoch += 1
+
+    def rollback(self) -> None:
+        """Forget everything appended in the current epoch."""
+        self.cur = {}
+        self.staged = []
+
+    def collection(self, key) -> dict:
+        """The current value -> weight of ``key``, summed over all times seen."""
+        out: dict = {}
+        for part in (self.past.get(key), self.cur.get(key)):
+            if part:
+                for value, history in part.items():
+                    total = out.get(value, 0) + (
+                        history_total(history) if self.nested else history)
+                    if total:
+                        out[value] = total
+                    else:
+                        del out[value]
+        for batch in self.staged:
+            values = batch.get(key)
+            if values:
+                for value, weight in values.items():
+                    total = out.get(value, 0) + weight
+                    if total:
+                        out[value] = total
+                    else:
+                        del out[value]
+        return out
+
+    def entries(self) -> Iterator[tuple]:
+        """``(key, value, time, weight)`` in order of key, then value, then time.
+
+        Past epochs are compacted into one, reported as epoch ``self.epoch - 1``.
+        """
+        rows: list = []
+        last = self.epoch - 1
+        for epoch, store in ((last, self.past), (self.epoch, self.cur)):
+            for key, group in store.items():
+                for value, history in group.items():
+                    if self.nested:
+                        for iteration, weight in history_items(history):
+                            rows.append((key, value, (epoch, iteration), weight))
+                    else:
+                        rows.append((key, value, (epoch,), history))
+        for batch in self.staged:
+            for key, values in batch.items():
+                for value, weight in values.items():
+                    rows.append((key, value, (self.epoch,), weight))
+        rows.sort(key=lambda entry: (entry[0], entry[1], entry[2]))
+        return iter(rows)
+
+    def size(self) -> int:
+        """Number of stored (key, value, time) entries."""
+        return sum(1 for _ in self.entries())
+
+
+class ZSetTrace:
+    """History of a Z-set: row -> time -> weight (a :class:`Trace` without keys).
+
+    >>> t = ZSetTrace(nested=True)
+    >>> t.append({(1,): 1}, iteration=2); t.commit(); t.past
+    {(1,): (2, 1)}
+    """
+
+    __slots__ = ("nested", "past", "cur", "staged", "epoch")
+
+    def __init__(self, nested: bool = False):
+        self.nested = nested
+        self.past: dict = {}
+        self.cur: dict = {}
+        self.staged: list = []
+        self.epoch = 0
+
+    def append(self, batch: Mapping, iteration: int = 0) -> None:
+        if not batch:
+            return
+        if not self.nested:
+            self.staged.append(batch)
+            return
+        cur = self.cur
+        get = cur.get
+        for row, weight in batch.items():
+            history = history_add(get(row), iteration, weight)
+            if history is None:
+                del cur[row]
+            else:
+                cur[row] = history
+
+    def commit(self) -> None:
+        if self.nested:
+            if self.past:
+                merge_histories(self.past, self.cur)
+            else:
+                self.past = self.cur
+            self.cur = {}
+        else:
+            past = self.past
+            get = past.get
+            for batch in self.staged:
+                for row, weight in batch.items():
+                    total = get(row, 0) + weight
+                    if total:
+                        past[row] = total
+                    else:
+                        del past[row]
+            self.staged = []
+        self.epoch += 1
+
+    def rollback(self) -> None:
+        self.cur = {}
+        self.staged = []
+
+    def size(self) -> int:
+        if not self.nested:
+            return len(self.past) + sum(len(b) for b in self.staged)
+        return sum(len(history_items(h)) for store in (self.past, self.cur)
+                   for h in store.values())

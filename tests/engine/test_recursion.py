@@ -1,0 +1,133 @@
+"""Child circuits against from-scratch evaluation, epoch after epoch."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from engine import Circuit
+from tests.engine.circuits import (closure, same_generation, same_generation_scratch,
+                                   transitive_closure)
+
+
+def random_history(rng: random.Random, epochs: int, universe, size=(1, 4)):
+    """Valid set-semantics batches: insert absent facts, retract present ones."""
+    present: set = set()
+    history = []
+    for _ in range(epochs):
+        batch: dict = {}
+        for _ in range(rng.randint(*size)):
+            fact = rng.choice(universe)
+            if fact in present:
+                if rng.random() < 0.5:
+                    batch[fact] = batch.get(fact, 0) - 1
+                    present.discard(fact)
+            else:
+                batch[fact] = batch.get(fact, 0) + 1
+                present.add(fact)
+        history.append(({f: w for f, w in batch.items() if w}, set(present)))
+    return history
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_transitive_closure_matches_scratch_after_every_epoch(seed):
+    rng = random.Random(seed)
+    universe = [(a, b) for a in range(8) for b in range(8)]
+    circuit = transitive_closure()
+    expected_total: dict = {}
+    for batch, edges in random_history(rng, 40, universe):
+        delta = circuit.step({"edge": batch})["path"]
+        for row, w in delta.items():
+            expected_total[row] = expected_total.get(row, 0) + w
+        expected_total = {r: w for r, w in expected_total.items() if w}
+        assert expected_total == {p: 1 for p in closure(edges)}
+        assert circuit.collection("path") == expected_total
+
+
+def test_retracting_an_edge_that_cuts_a_cycle():
+    circuit = transitive_closure()
+    ring = {(i, (i + 1) % 5): 1 for i in range(5)}
+    first = circuit.step({"edge": ring})["path"]
+    assert set(first) == {(a, b) for a in range(5) for b in range(5)}
+    delta = circuit.step({"edge": {(2, 3): -1}})["path"]
+    remaining = closure(set(ring) - {(2, 3)})
+    assert {r for r, w in delta.items() if w < 0} == set(first) - remaining
+    assert all(w == -1 for w in delta.values())
+    assert set(circuit.collection("path")) == remaining
+    circuit.step({"edge": {(2, 3): 1}})
+    assert set(circuit.collection("path")) == set(first)
+
+
+def test_retracting_an_edge_whose_paths_are_derivable_another_way():
+    circuit = transitive_closure()
+    circuit.step({"edge": {(1, 2): 1, (2, 3): 1, (1, 3): 1, (3, 4): 1}})
+    delta = circuit.step({"edge": {(1, 3): -1}})["path"]
+    assert delta == {}
+    assert set(circuit.collection("path")) == closure({(1, 2), (2, 3), (3, 4)})
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_same_generation_matches_scratch_after_every_epoch(seed):
+    rng = random.Random(100 + seed)
+    universe = [(x, p) for x in range(9) for p in range(5)]
+    circuit = same_generation()
+    for batch, parents in random_history(rng, 30, universe, size=(1, 3)):
+        circuit.step({"parent": batch})
+        got = circuit.collection("sg")
+        assert got == {row: 1 for row in same_generation_scratch(parents)}
+
+
+def doubling_datalog() -> Circuit:
+    """x(v) :- input(v).  x(2v) :- x(v), 2v <= 50."""
+    circuit = Circuit()
+    source = circuit.source("input", arity=1)
+    with circuit.child("x") as child:
+        a = child.import_(source)
+        fb = child.feedback("x", arity=1)
+        new = a.plus(fb.stream.map(lambda r: (2 * r[0],)).filter(lambda r: r[0] <= 50))
+        new = new.distinct()
+        fb.connect(new)
+        out = child.export(new)
+    circuit.output("x", out, keep=True)
+    return circuit
+
+
+def doubling_iterate() -> Circuit:
+    """Reference 001's construction: the input enters at iteration 0 and is
+    retracted at iteration 1; each iteration computes distinct(x ∪ 2x, <= 50)."""
+    circuit = Circuit()
+    source = circuit.source("input", arity=1)
+    with circuit.child("iterate") as child:
+        a = child.import_(source)
+        fb = child.feedback("x", arity=1)
+        x = a.plus(fb.stream).minus(a.delay())
+        body = x.map(lambda r: (2 * r[0],)).plus(x).filter(lambda r: r[0] <= 50).distinct()
+        fb.connect(body)
+        out = child.export(body)
+    circuit.output("x", out, keep=True)
+    return circuit
+
+
+def geometric(values) -> set:
+    out = set()
+    for v in values:
+        while v <= 50:
+            out.add((v,))
+            v *= 2
+    return out
+
+
+@pytest.mark.parametrize("build", [doubling_datalog, doubling_iterate])
+def test_reference_001_insert_3_at_epoch_1_retract_at_epoch_2(build):
+    circuit = build()
+    assert circuit.step({"input": {(1,): 1}})["x"] == {(v,): 1 for v in (1, 2, 4, 8, 16, 32)}
+    delta = circuit.step({"input": {(16,): 1, (3,): 1}})["x"]
+    assert delta == {(v,): 1 for v in (3, 6, 12, 24, 48)}
+    # lexicographic times answer only (3, -1) here; product order removes every multiple
+    delta = circuit.step({"input": {(3,): -1}})["x"]
+    assert delta == {(v,): -1 for v in (3, 6, 12, 24, 48)}
+    assert set(circuit.collection("x")) == geometric([1, 16])
+    delta = circuit.step({"input": {(1,): -1}})["x"]
+    assert delta == {(v,): -1 for v in (1, 2, 4, 8)}
+    assert set(circuit.collection("x")) == geometric([16])
