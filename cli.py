@@ -26,6 +26,23 @@ def fail(error) -> "NoReturn":  # noqa: F821
 
 
 @main.command()
+@click.argument("program", required=False,
+                type=click.Path(exists=True, dir_okay=False))
+@click.option("-F", "--fact-dir", type=click.Path(exists=True, file_okay=False),
+              help="Read the .input relations from DIR/<relation>.facts.")
+def repl(program: str | None, fact_dir: str | None) -> None:
+    """Assert and retract facts, ask queries, see what changed.
+
+    Reads statements from a terminal (with history and completion) or from
+    standard input; `:help` lists the commands. Without a terminal the exit
+    status is 1 if any statement failed.
+    """
+    from datalog.repl import run
+
+    sys.exit(run(program, fact_dir))
+
+
+@main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="How to print the diagnostics.")
@@ -57,7 +74,9 @@ def check(program: str, fmt: str) -> None:
 
 @main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
-def graph(program: str) -> None:
+@click.option("--circuit", is_flag=True,
+              help="Print the compiled circuit instead (child circuits as clusters).")
+def graph(program: str, circuit: bool) -> None:
     """Print PROGRAM's precedence graph as DOT, its strata as clusters.
 
     An edge q -> p means a rule for p reads q; negation is dashed, aggregation
@@ -68,11 +87,111 @@ def graph(program: str) -> None:
     from datalog.errors import DatalogError
     from datalog.parser import parse_file
 
+    if circuit:
+        from datalog.api import Program
+        from datalog.compile import compile_plan
+
+        try:
+            compiled = compile_plan(Program.from_file(program).plan)
+        except DatalogError as error:
+            fail(error)
+        click.echo(compiled.circuit.to_dot())
+        return
     try:
         parsed = parse_file(program)
     except DatalogError as error:
         fail(error)
     click.echo(precedence_dot(parsed))
+
+
+@main.command()
+@click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.option("-F", "--fact-dir", default=".", show_default=True, metavar="DIR",
+              help="Read each .input relation r from DIR/r.facts.")
+@click.option("-D", "--output-dir", default=".", show_default=True, metavar="DIR|-",
+              help="Write each .output relation r to DIR/r.csv; `-` prints them.")
+@click.option("--max-iterations", type=click.IntRange(min=1), metavar="N",
+              help="Fail if a recursive stratum needs more than N iterations.")
+def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None) -> None:
+    """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
+
+    Output files are written only when the whole evaluation succeeded. Exit
+    status: 0 ok, 1 a program or data error, 2 a usage error.
+    """
+    from datalog.errors import DatalogError
+    from datalog.io import write_files
+    from datalog.runner import run_file
+
+    try:
+        with _progress(f"evaluating {program}"):
+            result = run_file(program, fact_dir, output_dir, max_iterations)
+        write_files(result.files)
+    except DatalogError as error:
+        fail(error)
+    click.echo(result.stdout, nl=False)
+
+
+@main.command()
+@click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.option("--code", is_flag=True, help="Also print the generated rule functions.")
+def plan(program: str, code: bool) -> None:
+    """Print how PROGRAM is evaluated: each rule's join order, keys and filters
+    (the relational plan), then the circuit's nodes with the rule each serves."""
+    from datalog.api import Program
+    from datalog.compile import compile_plan
+    from datalog.errors import DatalogError
+
+    try:
+        compiled = compile_plan(Program.from_file(program).plan)
+    except DatalogError as error:
+        fail(error)
+    click.echo(compiled.plan.describe())
+    click.echo("\ncircuit:")
+    click.echo(compiled.circuit.describe())
+    if code:
+        click.echo("\ngenerated functions:")
+        for name, source in compiled.functions.items():
+            click.echo(source)
+
+
+class _progress:
+    """An elapsed-time indicator on standard error for work longer than ~2 s,
+    only when standard error is a terminal."""
+
+    def __init__(self, what: str, delay: float = 2.0):
+        self.what, self.delay = what, delay
+
+    def __enter__(self):
+        import threading
+        import time
+
+        self.start = time.monotonic()
+        self.stop = threading.Event()
+        self.shown = False
+        self.thread = None
+        if sys.stderr.isatty():
+            self.thread = threading.Thread(target=self._tick, daemon=True)
+            self.thread.start()
+        return self
+
+    def _tick(self) -> None:
+        import time
+
+        if self.stop.wait(self.delay):
+            return
+        while not self.stop.is_set():
+            sys.stderr.write(f"\r{self.what}: {time.monotonic() - self.start:.0f} s")
+            sys.stderr.flush()
+            self.shown = True
+            self.stop.wait(0.5)
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join()
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,20 @@
-"""An incremental Datalog engine for the Soufflé dialect."""
+"""An incremental Datalog engine for the Soufflé dialect.
 
+>>> import datalog
+>>> session = datalog.Program('''
+...     .decl edge(x: number, y: number)
+...     .decl path(x: number, y: number)
+...     path(x, y) :- edge(x, y).
+...     path(x, z) :- path(x, y), edge(y, z).
+... ''').session()
+>>> sorted(session.insert("edge", (1, 2), (2, 3)).inserted["path"])
+[(1, 2), (1, 3), (2, 3)]
+"""
+
+from datalog.api import Delta, Program, Session, Subscription, Transaction
 from datalog.errors import CheckError, DatalogError, DataError, EvaluationError, ParseError
 from datalog.version import __version__
 
-__all__ = ["DatalogError", "ParseError", "CheckError", "DataError", "EvaluationError",
+__all__ = ["Program", "Session", "Transaction", "Delta", "Subscription",
+           "DatalogError", "ParseError", "CheckError", "DataError", "EvaluationError",
            "__version__"]

@@ -1,0 +1,431 @@
+"""From a :class:`~engine.plan.ProgramPlan` to an engine circuit (DESIGN.md §7).
+
+Every relation ``r`` becomes one stream in the root circuit: the distinct union of
+its source (``r``'s program facts at epoch 0 plus the rows a session inserts and
+retracts) and the outputs of its rules::
+
+    source r --+
+    rule 1  ---+--> plus --> distinct --> r   (output "r")
+    rule 2  ---+
+
+A non-recursive stratum compiles to operators of the root circuit. A recursive
+stratum is a child circuit: an Import for every stream it reads from outside, one
+Feedback per relation of the stratum (the rules read the *delayed* relation), and
+one Distinct Trace per relation, whose output feeds the Feedback and leaves the
+child as the relation's epoch difference::
+
+           +-------------------- child circuit ---------------------+
+    edge --|-> import --+                                           |
+           |            +--> rules --> plus --> distinct --+--------|--> path
+           |  feedback -+                                  |        |
+           |     ^-----------------------------------------+        |
+           +--------------------------------------------------------+
+
+At epoch 0 this is semi-naive evaluation; at later epochs the same circuit carries
+the incremental update (the bilinear join produces exactly the new derivations).
+
+Inside a rule, each run of filters and assignments between two joins, and the head
+projection, is fused into ONE generated Python function (its source is kept on the
+operator's label for ``datalog plan``). Joins index the relation by the join's key
+columns; the engine memoizes ``index_by`` per (stream, columns), and every join
+reads a relation through the same stream object, so all joins on one (relation,
+key) share one trace. Negation is an antijoin; an aggregate is computed at the
+root from its correlated body, seeded by the distinct grouping values of the
+outer rows (so ``count``/``sum`` of an empty group are ``0``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from datalog.ast import Span
+from datalog.errors import DatalogError, Diagnostic, EvaluationError
+from datalog.expressions import Codegen
+from datalog.functors import WRAP, FunctorError
+from engine import Circuit
+from engine.plan import (Aggregate, Antijoin, Assign, Col, Filter, Join, ProgramPlan,
+                         RulePlan, Scan, StratumPlan)
+
+UNIT = "$unit"
+"""The source holding the single empty row ``()`` from epoch 0 on: where pipelines
+that start with no atom (``p(x) :- x = range(0, 3).``) begin."""
+
+
+@dataclass
+class CompiledProgram:
+    """A program's circuit and how to drive it: ``circuit.step`` takes batches for
+    sources named after relations (plus :data:`UNIT`) and returns the epoch
+    differences of every relation (output names = relation names).
+    ``functions`` maps each generated function's name to its source text."""
+
+    plan: ProgramPlan
+    circuit: Circuit
+    functions: dict[str, str] = field(default_factory=dict)
+
+    def initial_batches(self) -> dict[str, dict]:
+        """The batches of epoch 0 besides the inputs: the unit row and the program's
+        facts (each fact weight 1)."""
+        batches: dict[str, dict] = {UNIT: {(): 1}}
+        for name, rows in self.plan.facts.items():
+            batches[name] = {row: 1 for row in rows}
+        return batches
+
+
+def compile_plan(plan: ProgramPlan, max_iterations: int | None = None,
+                 spill_threshold: int | None = None) -> CompiledProgram:
+    """Build the circuit of ``plan`` (see the module docstring). ``max_iterations``
+    bounds each child circuit's iterations per epoch; ``spill_threshold`` (rows)
+    lets large traces move to Spark, where the engine supports it."""
+    kwargs = {} if max_iterations is None else {"max_iterations": max_iterations}
+    if spill_threshold is not None:
+        kwargs["spill_threshold"] = spill_threshold
+    try:
+        circuit = Circuit(**kwargs)
+    except TypeError:
+        raise DatalogError("spilling traces to Spark (spill_threshold) is not "
+                           "available: it needs the `spark` extra and its "
+                           "engine support") from None
+    compiler = _Compiler(plan, circuit)
+    compiler.build()
+    return CompiledProgram(plan, circuit, compiler.functions)
+
+
+class _Scope:
+    """The streams visible in one circuit (the root or a child): relation name ->
+    stream, and memoized derived streams (filtered relations, imports)."""
+
+    def __init__(self, circuit, parent: "_Scope | None" = None):
+        self.circuit = circuit
+        self.parent = parent
+        self.streams: dict[str, object] = {}
+        self.derived: dict[tuple, object] = {}
+
+    def relation(self, name: str):
+        stream = self.streams.get(name)
+        if stream is None:
+            if self.parent is None:
+                raise KeyError(name)
+            stream = self.circuit.import_(self.parent.relation(name), label=name)
+            self.streams[name] = stream
+        return stream
+
+
+class _Compiler:
+    def __init__(self, plan: ProgramPlan, circuit):
+        self.plan = plan
+        self.circuit = circuit
+        self.root = _Scope(circuit)
+        self.functions: dict[str, str] = {}
+        self.sources: dict[str, object] = {}
+
+    def build(self) -> None:
+        circuit = self.circuit
+        self.root.streams[UNIT] = circuit.source(UNIT, arity=0)
+        for rel in self.plan.relations.values():
+            self.sources[rel.name] = circuit.source(rel.name, arity=rel.arity)
+        ruled = {name for s in self.plan.strata for name in s.relations}
+        for rel in self.plan.relations.values():
+            if rel.name not in ruled:
+                stream = self.sources[rel.name]
+                # The session keeps inputs a set; facts may repeat an input row.
+                if self.plan.facts.get(rel.name):
+                    stream = stream.distinct(label=rel.name)
+                self.root.streams[rel.name] = stream
+        for stratum in self.plan.strata:
+            if stratum.recursive:
+                self._recursive(stratum)
+            else:
+                self._nonrecursive(stratum)
+        for rel in self.plan.relations.values():
+            circuit.output(rel.name, self.root.streams[rel.name])
+
+    # ------------------------------------------------------------ strata
+
+    def _nonrecursive(self, stratum: StratumPlan) -> None:
+        for name in stratum.relations:
+            parts = [self._rule(rule, self.root) for rule in stratum.rules
+                     if rule.relation == name]
+            union = self.sources[name].plus(*parts) if parts else self.sources[name]
+            self.root.streams[name] = union.distinct(label=name)
+
+    def _recursive(self, stratum: StratumPlan) -> None:
+        # Rules reading no relation of the stratum (the base cases) run in the
+        # root; their union with the source enters the child through one Import.
+        own = set(stratum.relations)
+        base = {}
+        for name in stratum.relations:
+            parts = [self._rule(rule, self.root) for rule in stratum.rules
+                     if rule.relation == name and not own & set(rule.reads())]
+            base[name] = self.sources[name].plus(*parts) if parts else self.sources[name]
+        label = ", ".join(stratum.relations)
+        with self.circuit.child(label) as child:
+            scope = _Scope(child, self.root)
+            feedbacks = {}
+            for name in stratum.relations:
+                feedbacks[name] = child.feedback(name, arity=self.plan.relations[name].arity)
+                scope.streams[name] = feedbacks[name].stream
+            exported = {}
+            for name in stratum.relations:
+                parts = [self._rule(rule, scope) for rule in stratum.rules
+                         if rule.relation == name and own & set(rule.reads())]
+                new = child.import_(base[name], label=name).plus(*parts)\
+                    .distinct(label=name)
+                feedbacks[name].connect(new)
+                exported[name] = child.export(new)
+        self.root.streams.update(exported)
+
+    # ------------------------------------------------------------ rules
+
+    def _rule(self, rule: RulePlan, scope: _Scope):
+        pipeline = _Pipeline(self, scope, rule)
+        stream = pipeline.run(rule.steps, start=None, width=0)
+        return pipeline.flush(stream, project=rule.head)
+
+
+class _Pipeline:
+    """Compiles one rule's steps into operators, fusing runs of filters and
+    assignments into generated functions."""
+
+    def __init__(self, compiler: _Compiler, scope: _Scope, rule: RulePlan):
+        self.compiler = compiler
+        self.scope = scope
+        self.rule = rule
+        self.pending: list = []
+        self.projection: tuple[int, ...] | None = None   # a scan's, not yet applied
+        self.width = 0
+
+    def run(self, steps, start, width: int):
+        """The stream of rows after ``steps``, starting from ``start`` (rows of
+        ``width`` slots; ``None``: the unit row)."""
+        stream, self.width = start, width
+        for step in steps:
+            if isinstance(step, (Filter, Assign)):
+                self.pending.append(step)
+                self.width += 1 if isinstance(step, Assign) else 0
+                continue
+            if stream is None and not isinstance(step, Scan):
+                stream = self.scope.relation(UNIT)
+            if isinstance(step, Scan):
+                stream = self._scan(step)
+            elif isinstance(step, Join):
+                stream = self._join(stream, step)
+            elif isinstance(step, Antijoin):
+                stream = self._antijoin(stream, step)
+            elif isinstance(step, Aggregate):
+                stream = self._aggregate(stream, step)
+        if stream is None:
+            stream = self.scope.relation(UNIT)
+        return stream
+
+    # ------------------------------------------------------------ relations
+
+    def _relation(self, name: str, consts=(), equal=()):
+        """``name``'s stream, filtered by relation-side constants and equalities
+        (memoized per scope, so indexes on it are shared)."""
+        stream = self.scope.relation(name)
+        if not consts and not equal:
+            return stream
+        key = ("filter", name, tuple(consts), tuple(equal))
+        if key not in self.scope.derived:
+            gen = Codegen()
+            tests = [f"t[{c}] == {gen.const(v)}" for c, v in consts]
+            tests += [f"t[{a}] == t[{b}]" for a, b in equal]
+            function = self._function(gen, "t", [f"return {' and '.join(tests)}"],
+                                      f"{name} where {' and '.join(tests)}")
+            self.scope.derived[key] = stream.filter(function, label=f"{name} where ...")
+        return self.scope.derived[key]
+
+    def _scan(self, step: Scan):
+        stream = self._relation(step.relation, step.consts, step.equal)
+        arity = self.compiler.plan.relations[step.relation].arity
+        self.width = len(step.columns)
+        if tuple(step.columns) == tuple(range(arity)):
+            return stream
+        self.projection = tuple(step.columns)    # applied by the next flush
+        return stream
+
+    def _keyed(self, stream, keys):
+        """``stream`` (after pending steps) indexed by the key expressions: plain
+        slots index directly; other keys are computed into extra trailing slots."""
+        if all(isinstance(e, Col) for _, e in keys):
+            stream = self.flush(stream)
+            return stream.index_by(tuple(e.index for _, e in keys)), False
+        stream = self.flush(stream, extra=[e for _, e in keys])
+        cols = tuple(range(self.width, self.width + len(keys)))
+        return stream.index_by(cols), True
+
+    def _join(self, stream, step: Join):
+        left, extended = self._keyed(stream, step.keys)
+        right = self._relation(step.relation, step.consts, step.equal) \
+            .index_by(step.key_columns())
+        width = self.width
+        gen = Codegen()
+        head = "l[:%d]" % width if extended else "l"
+        tail = _tuple_source([f"r[{c}]" for c in step.columns])
+        body = f"return {head} + {tail}" if step.columns else f"return {head}"
+        combine = self._function(gen, "k, l, r", [body], step.describe())
+        self.width = width + len(step.columns)
+        return left.join(right, combine, label=f"{self.rule.label}  [{step.describe()}]")
+
+    def _antijoin(self, stream, step: Antijoin):
+        left, extended = self._keyed(stream, step.keys)
+        right = self.scope.relation(step.relation).index_by(step.key_columns())
+        out = left.antijoin(right, label=f"{self.rule.label}  [{step.describe()}]")
+        if extended:
+            width = self.width
+            out = out.map(self._function(Codegen(), "t", [f"return t[:{width}]"],
+                                         "drop keys"))
+        return out
+
+    def _aggregate(self, stream, step: Aggregate):
+        if self.scope.parent is not None:
+            raise EvaluationError([Diagnostic(
+                "error", f"aggregates inside a recursive rule are not supported "
+                         f"(`{self.rule.label}`)", _span(self.rule.location),
+                "compute the aggregate into a relation of its own")])
+        stream = self.flush(stream)
+        width = self.width
+        k = len(step.seed)
+        gen = Codegen()
+        seed_row = _tuple_source([f"t[{i}]" for i in step.seed])
+        seeds = stream.map(self._function(gen, "t", [f"return {seed_row}"], "seed"))\
+            .distinct(label="aggregate seeds")
+        body = _Pipeline(self.compiler, self.scope, self.rule)
+        rows = body.run(step.body, start=seeds, width=k)
+        target = step.target if step.target is not None else None
+        # body rows -> key + (1, target); seeds -> key + (0,): every seed has a group.
+        extra = [target] if target is not None else []
+        rows = body.flush(rows, extra=extra)
+        tgen = Codegen()
+        value = f"t[{body.width}]" if target is not None else "None"
+        tag = self._function(tgen, "t", [f"return t[:{k}] + (1, {value})"], "tag")
+        tagged = rows.map(tag).plus(
+            seeds.map(self._function(Codegen(), "t", ["return t + (0, None)"], "seed tag")))
+        groups = tagged.index_by(tuple(range(k)))
+        result = groups.aggregate(_aggregator(step, k), label=f"{step.kind} "
+                                  f"[{self.rule.label}]")
+        left = stream.index_by(tuple(step.seed))
+        combine = self._function(Codegen(), "k, l, r", [f"return l + (r[{k}],)"],
+                                 "aggregate result")
+        self.width = width + 1
+        return left.join(result.index_by(tuple(range(k))), combine,
+                         label=f"{self.rule.label}  [{step.kind}]")
+
+    # ------------------------------------------------------------ fused steps
+
+    def flush(self, stream, extra=(), project=None):
+        """Apply the pending filters and assignments, then append ``extra``
+        expressions (join keys) or project to ``project`` (the head), as one
+        generated function."""
+        if not self.pending and not extra and project is None and self.projection is None:
+            return stream
+        gen = Codegen()
+        lines: list[str] = []
+        if self.projection is not None:
+            lines.append(f"t = {_tuple_source([f't[{c}]' for c in self.projection])}")
+            self.projection = None
+        indent = ""
+        row = "t"
+        multi = any(isinstance(s, Assign) and s.multi for s in self.pending)
+        filtered = any(isinstance(s, Filter) for s in self.pending)
+        counter = 0
+        for step in self.pending:
+            if isinstance(step, Filter):
+                drop = "continue" if indent else "return out" if multi else "return ()"
+                lines.append(f"{indent}if not {gen.expr(step.condition, row)}:")
+                lines.append(f"{indent}    {drop}")
+                continue
+            counter += 1
+            if step.multi:
+                lines.append(f"{indent}for v{counter} in {gen.expr(step.expr, row)}:")
+                indent += "    "
+                lines.append(f"{indent}t{counter} = {row} + (v{counter},)")
+            else:
+                lines.append(f"{indent}t{counter} = {row} + ({gen.expr(step.expr, row)},)")
+            row = f"t{counter}"
+        if project is not None:
+            result = _tuple_source([gen.expr(e, row) for e in project])
+        elif extra:
+            result = f"{row} + {_tuple_source([gen.expr(e, row) for e in extra])}"
+        else:
+            result = row
+        if multi:
+            lines.insert(0, "out = []")
+            lines.append(f"{indent}out.append({result})")
+            lines.append("return out")
+        elif filtered:
+            lines.append(f"return ({result},)")
+        else:
+            lines.append(f"return {result}")
+        self.pending = []
+        what = "head" if project is not None else "keys" if extra else "steps"
+        function = self._function(gen, "t", lines, f"{self.rule.label} ({what})")
+        label = f"{self.rule.label}  [{what}]"
+        if multi or filtered:
+            return stream.flat_map(function, label=label)
+        return stream.map(function, label=label)
+
+    def _function(self, gen: Codegen, params: str, lines: list[str], what: str):
+        """Compile a generated function; functor errors become EvaluationErrors
+        naming the rule."""
+        index = len(self.compiler.functions)
+        name = f"_f{index}"
+        body = "\n".join("        " + line for line in lines)
+        source = (f"def {name}({params}):\n    try:\n{body}\n"
+                  f"    except _FunctorError as error:\n"
+                  f"        raise _fail(error) from None\n")
+        rule = self.rule
+
+        def fail(error):
+            return EvaluationError([Diagnostic(
+                "error", f"{error.diagnostics[0].message} in `{rule.label}`",
+                _span(rule.location))])
+
+        scope = dict(gen.namespace, _FunctorError=FunctorError, _fail=fail)
+        exec(compile(source, f"<rule {rule.location}: {what}>", "exec"), scope)
+        self.compiler.functions[name] = f"# {what}\n{source}"
+        return scope[name]
+
+
+def _span(location: str) -> Span | None:
+    """A span from a ``path:line:column`` location."""
+    path, _, rest = location.rpartition(":")
+    path, _, line = path.rpartition(":")
+    if not path or not line.isdigit() or not rest.isdigit():
+        return None
+    return Span(path, int(line), int(rest), int(line), int(rest))
+
+
+def _tuple_source(items: list[str]) -> str:
+    if not items:
+        return "()"
+    return f"({', '.join(items)},)"
+
+
+def _aggregator(step: Aggregate, k: int):
+    """The group function for ``ix.aggregate``: values are ``key + (0, None)``
+    (the seed: the group exists) or ``key + (1, target)`` (one body row), each
+    with its weight (the number of derivations)."""
+    kind = step.kind
+    wrap = WRAP.get(step.type, lambda v: v)
+
+    def aggregate(values):
+        count = 0
+        targets = []
+        for value, weight in values:
+            if value[k]:
+                count += weight
+                targets.append((value[k + 1], weight))
+        if kind == "count":
+            return count
+        if kind == "sum":
+            return wrap(sum(t * w for t, w in targets)) if step.type != "float" \
+                else float(sum(t * w for t, w in targets))
+        if not targets:
+            return None
+        if kind == "min":
+            return min(t for t, _ in targets)
+        if kind == "max":
+            return max(t for t, _ in targets)
+        return sum(t * w for t, w in targets) / count    # mean
+    return aggregate
