@@ -1,0 +1,216 @@
+"""The REPL's meta-commands: ``:begin``, ``:commit``, ``:rollback``, ``:dump``,
+``:rels``, ``:load``, ``:save``, ``:timing``, ``:help``, ``:quit``; and DDlog's
+``start;``, ``commit;``, ``commit dump_changes;``, ``rollback;``.
+
+DDlog's ``commit;`` prints only the summary line, as DDlog's own command line
+prints nothing for it; ``commit dump_changes;`` and ``:commit`` print the changes
+too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from datalog import ast
+from datalog.errors import DatalogError, Diagnostic, did_you_mean
+from datalog.io import format_rows, read_facts, write_files
+from datalog.repl.program import REPL_PATH
+from datalog.repl.render import format_fact, format_value, plural, sort_key
+from datalog.repl.statements import Statement, meta_words
+
+if TYPE_CHECKING:
+    from datalog.repl.interpreter import Repl
+
+HELP = """\
+Statements (a statement may span lines; it ends with `.`):
+  edge(1, 2).   +edge(1, 2).      assert a fact
+  -edge(1, 2).                    retract a fact
+  ?- path(1, x).   ?path(1, x)    the matching rows, then their count
+  p(x) :- q(x).   .decl ...   .output p
+                                  extend the program (recompiles, keeps the facts)
+Outside a transaction each fact commits at once; after a commit the changes to the
+output relations are printed as +fact / -fact lines, then a summary.
+Commands:
+  :begin  :commit  :rollback      a transaction (also DDlog's `start;` `commit;`
+                                  `commit dump_changes;` `rollback;`)
+  :dump [relation]                every row of one relation or of all
+  :rels                           the relations, their columns and sizes
+  :load FILE.dl | FILE.facts      add a program file, or insert a relation's facts
+  :save DIR                       write every relation to DIR/<relation>.facts
+  :timing on|off                  show how long each statement takes
+  :help                           this text
+  :quit                           leave (end of input does too)"""
+
+#: Every meta-command, for completion and "did you mean".
+COMMANDS = (":begin", ":commit", ":rollback", ":dump", ":rels", ":load", ":save",
+            ":timing", ":help", ":quit")
+
+
+def run_command(repl: Repl, statement: Statement) -> None:
+    """Execute a meta-command statement (raises :class:`DatalogError`)."""
+    words = meta_words(statement.text)
+    name, args = words[0], words[1:]
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        raise _error(statement, f"unknown command `{name}`",
+                     did_you_mean(name, COMMANDS) or "`:help` lists the commands",
+                     repl.sources())
+    arity = _ARGUMENTS[name]
+    if not arity[0] <= len(args) <= arity[1]:
+        usage = _USAGE[name]
+        raise _error(statement, f"`{name}` takes {usage}", f"write `{name} {usage}`"
+                     if arity[1] else f"write `{name}`", repl.sources())
+    handler(repl, statement, args)
+
+
+def _begin(repl: Repl, statement: Statement, args: list[str]) -> None:
+    if repl.pending is not None:
+        raise _error(statement, "a transaction is already open",
+                     "`:commit` or `:rollback` it first", repl.sources())
+    repl.pending = {}
+
+
+def _commit(repl: Repl, statement: Statement, args: list[str]) -> None:
+    if repl.pending is None:
+        raise _error(statement, "no transaction is open", "`:begin` opens one",
+                     repl.sources())
+    # DDlog's plain `commit;` prints no changes; `commit dump_changes;` does
+    show = not statement.text.startswith("commit") or "dump_changes" in statement.text
+    repl.commit(repl.pending, show=show)
+    repl.pending = None
+
+
+def _rollback(repl: Repl, statement: Statement, args: list[str]) -> None:
+    if repl.pending is None:
+        raise _error(statement, "no transaction is open", "`:begin` opens one",
+                     repl.sources())
+    dropped = len(repl.pending)
+    repl.pending = None
+    repl.write(f"rolled back: {plural(dropped, 'change')} discarded")
+
+
+def _dump(repl: Repl, statement: Statement, args: list[str]) -> None:
+    names = [_relation(repl, statement, args[0])] if args else repl.relation_names()
+    count = 0
+    for name in names:
+        for row in sorted(repl.session.query(name), key=sort_key):
+            repl.write(format_fact(name, row))
+            count += 1
+    repl.write(plural(count, "row"))
+
+
+def _rels(repl: Repl, statement: Statement, args: list[str]) -> None:
+    table = []
+    for name in repl.relation_names():
+        decl = repl.decls[name]
+        columns = ", ".join(f"{a.name}: {a.type}" for a in decl.attributes)
+        roles = [role for role, names in (("input", repl.inputs), ("output", repl.outputs))
+                 if name in names]
+        size = len(repl.session.query(name))
+        table.append((f"{name}({columns})", " ".join(roles), plural(size, "row")))
+    if not table:
+        repl.write("no relations")
+        return
+    widths = [max(len(row[i]) for row in table) for i in range(2)]
+    for signature, roles, size in table:
+        cells = [signature.ljust(widths[0])] + ([roles.ljust(widths[1])] if widths[1] else [])
+        repl.write("  ".join(cells + [size]))
+
+
+def _load(repl: Repl, statement: Statement, args: list[str]) -> None:
+    path = args[0]
+    if not os.path.isfile(path):
+        raise _error(statement, f"no such file: {path}", None, repl.sources(), word=path)
+    if path.endswith(".dl"):
+        repl.require_no_transaction(statement, "loading a program file")
+        repl.recompile(repl.text.with_file(path), lambda span: span.path == path)
+        return
+    if not path.endswith((".facts", ".csv", ".tsv")):
+        raise _error(statement, f"cannot load `{path}`",
+                     "`:load` takes a program (.dl) or a relation's facts (.facts)",
+                     repl.sources(), word=path)
+    relation = os.path.splitext(os.path.basename(path))[0]
+    if relation not in repl.decls:
+        raise _error(statement, f"`{path}` names no relation: `{relation}` is not declared",
+                     did_you_mean(relation, repl.decls), repl.sources())
+    rows = read_facts(path, repl.program.plan.relations[relation])
+    changes = {(relation, row): 1 for row in sorted(rows, key=sort_key)}
+    if repl.pending is not None:
+        for key in changes:
+            repl.pending.pop(key, None)
+            repl.pending[key] = 1
+        repl.write(f"loaded {plural(len(rows), 'row')} into the transaction")
+    else:
+        repl.commit(changes)
+
+
+def _save(repl: Repl, statement: Statement, args: list[str]) -> None:
+    directory = args[0]
+    files = {}
+    total = 0
+    for name in repl.relation_names():
+        rows = repl.session.query(name)
+        for row in rows:
+            for value in row:
+                if isinstance(value, str) and any(c in value for c in "\t\n\r"):
+                    raise _error(statement, f"cannot save `{name}`: the symbol "
+                                 f"{format_value(value)} holds a tab or a line break, "
+                                 "which a .facts file cannot", None, repl.sources())
+        files[os.path.join(directory, f"{name}.facts")] = format_rows(
+            rows, repl.program.plan.relations[name])
+        total += len(rows)
+    write_files(files)
+    repl.write(f"saved {plural(len(files), 'relation')} ({plural(total, 'row')}) "
+               f"to {directory}")
+
+
+def _timing(repl: Repl, statement: Statement, args: list[str]) -> None:
+    if args[0] not in ("on", "off"):
+        raise _error(statement, f"`:timing` takes `on` or `off`, not `{args[0]}`", None,
+                     repl.sources(), word=args[0])
+    repl.timing = args[0] == "on"
+    repl.write(f"timing {args[0]}")
+
+
+def _help(repl: Repl, statement: Statement, args: list[str]) -> None:
+    repl.write(HELP)
+
+
+def _quit(repl: Repl, statement: Statement, args: list[str]) -> None:
+    repl.done = True
+
+
+_HANDLERS: dict[str, Callable] = {
+    ":begin": _begin, ":commit": _commit, ":rollback": _rollback, ":dump": _dump,
+    ":rels": _rels, ":load": _load, ":save": _save, ":timing": _timing,
+    ":help": _help, ":quit": _quit,
+}
+_ARGUMENTS = {":begin": (0, 0), ":commit": (0, 0), ":rollback": (0, 0), ":dump": (0, 1),
+              ":rels": (0, 0), ":load": (1, 1), ":save": (1, 1), ":timing": (1, 1),
+              ":help": (0, 0), ":quit": (0, 0)}
+_USAGE = {":begin": "no arguments", ":commit": "no arguments", ":rollback": "no arguments",
+          ":dump": "[relation]", ":rels": "no arguments", ":load": "FILE",
+          ":save": "DIR", ":timing": "on|off", ":help": "no arguments",
+          ":quit": "no arguments"}
+
+
+def _relation(repl: Repl, statement: Statement, name: str) -> str:
+    if name not in repl.decls:
+        raise _error(statement, f"undefined relation `{name}`",
+                     did_you_mean(name, repl.decls), repl.sources(), word=name)
+    return name
+
+
+def _error(statement: Statement, message: str, hint: str | None,
+           sources: dict[str, str], word: str | None = None) -> DatalogError:
+    """An error about a meta-command, the caret under ``word`` if given (else the
+    whole command)."""
+    first = statement.text.split("\n")[0]
+    start = first.rfind(word) if word else 0
+    start = max(start, 0)
+    length = len(word) if word else len(first)
+    column = statement.column + start
+    span = ast.Span(REPL_PATH, statement.line, column, statement.line, column + length)
+    return DatalogError([Diagnostic("error", message, span, hint)], sources)

@@ -1,0 +1,355 @@
+"""The REPL's engine room: executes statements against a :class:`datalog.Program`
+and its :class:`~datalog.Session`, and writes what happened.
+
+State: the program's text (:class:`~datalog.repl.program.ProgramText`), the
+compiled program and its session, every fact the user asserted or retracted (so a
+recompiled program gets them back), and the open transaction, if any.
+
+- A fact statement commits at once, or joins the open transaction (``:begin``).
+  After a commit the REPL prints the changes to the *reported* relations (the
+  program's ``.output`` relations; all relations if it has none), sorted by
+  relation then row, as pasteable statements, then a summary line.
+- A rule or directive extends the program: the REPL compiles a new
+  :class:`datalog.Program` from the accumulated text, opens a session on it,
+  replays every asserted and retracted fact in one transaction, and prints how
+  the reported relations differ from before.
+- Any error prints its diagnostics (with a caret under the statement) on the
+  error stream and changes nothing; :attr:`Repl.failed` remembers that one did.
+
+>>> import io
+>>> out = io.StringIO()
+>>> repl = Repl(out=out, err=out)
+>>> repl.feed_lines([".decl edge(x: number, y: number)", ".output edge",
+...                  "edge(1, 2).", "?- edge(x, 2)."])
+>>> print(out.getvalue(), end="")
+recompiled: 0 inserted, 0 retracted
+recompiled: 0 inserted, 0 retracted
++edge(1, 2)
+committed: 1 inserted, 0 retracted
+edge(1, 2)
+1 row
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterable
+from typing import IO
+
+import datalog
+from datalog import ast
+from datalog.check import check
+from datalog.errors import CheckError, DatalogError, Diagnostic, ParseError
+from datalog.parser import parse
+from datalog.repl.facts import Pattern, fact_row
+from datalog.repl.program import REPL_PATH, ProgramText
+from datalog.repl.render import format_change, format_fact, format_ms, plural, sort_key
+from datalog.repl.statements import Statement, StatementReader
+
+#: (relation, row) -> +1 (asserted) or -1 (retracted): what the user did, last
+#: statement winning, in the order first done.
+Changes = dict[tuple[str, tuple], int]
+
+
+class Repl:
+    """One interactive session over a program (``path``, or none: an empty
+    program) and the ``.input`` facts of ``fact_dir``. Output goes to ``out``,
+    diagnostics to ``err``. Raises :class:`DatalogError` if the starting program
+    or its facts cannot be loaded."""
+
+    def __init__(self, path: str | None = None, fact_dir: str | None = None,
+                 out: IO[str] | None = None, err: IO[str] | None = None):
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self.fact_dir = fact_dir
+        self.lines: list[str] = []            # the session's input so far
+        self.reader = StatementReader()
+        self.changes: Changes = {}
+        self.pending: Changes | None = None    # the open transaction's changes
+        self.timing = False
+        self.failed = False                    # some statement failed
+        self.done = False                      # :quit was given
+        self._install(ProgramText(path), *self._build(ProgramText(path)))
+
+    # ------------------------------------------------------------ input
+
+    def feed(self, line: str) -> None:
+        """Read one line of input and execute the statements it completes."""
+        self.lines.append(line.rstrip("\r\n"))
+        for statement in self.reader.feed(line):
+            self.execute(statement)
+            if self.done:
+                return
+
+    def feed_lines(self, lines: Iterable[str]) -> None:
+        """Read lines until they end or ``:quit``; then execute an unfinished
+        last statement as it is (which reports what it lacks)."""
+        for line in lines:
+            self.feed(line)
+            if self.done:
+                return
+        for statement in self.reader.flush():
+            self.execute(statement)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.pending is not None
+
+    def relation_names(self) -> list[str]:
+        return sorted(self.decls)
+
+    # ------------------------------------------------------------ statements
+
+    def execute(self, statement: Statement) -> bool:
+        """Execute one statement; returns whether it succeeded."""
+        from datalog.repl.commands import run_command
+        try:
+            if statement.kind == "meta":
+                run_command(self, statement)
+            elif statement.kind == "query":
+                self.query(statement)
+            elif statement.kind in ("assert", "retract"):
+                self.assert_facts(statement)
+            else:
+                self.extend(statement)
+            return True
+        except DatalogError as error:
+            if REPL_PATH in error.sources:
+                # show the lines as typed (the parser saw them with `?-`, `+`
+                # or `-` blanked out, or among blank lines)
+                error.sources[REPL_PATH] = self.sources()[REPL_PATH]
+            self.error(error)
+            return False
+
+    def assert_facts(self, statement: Statement) -> None:
+        """``edge(1, 2).``, ``+edge(1, 2).``, ``-edge(1, 2).``"""
+        text = statement.text
+        sign = -1 if statement.kind == "retract" else 1
+        if text[0] in "+-":
+            text = " " + text[1:]
+        parsed = self._parse_alone(statement, text, "retracted" if sign < 0 else "asserted")
+        if not parsed.facts:
+            raise self._statement_error(statement, "expected a fact such as `edge(1, 2).`")
+        self._check_facts(parsed)
+        sources = dict(parsed.sources)
+        changes: Changes = {}
+        for fact in parsed.facts:
+            atom = fact.atom
+            row = fact_row(atom, self.types[atom.relation], sources)
+            changes[(atom.relation, row)] = sign
+        if self.pending is not None:
+            for key, weight in changes.items():
+                self.pending.pop(key, None)   # re-insert: the last statement wins
+                self.pending[key] = weight
+        else:
+            self.commit(changes)
+
+    def query(self, statement: Statement) -> None:
+        """``?- path(1, x).`` or ``?path(1, x)``: the matching rows, then their
+        count."""
+        text = statement.text
+        skip = 2 if text.startswith("?-") else 1
+        body = " " * skip + text[skip:]
+        if not body.rstrip().endswith("."):
+            body = body.rstrip() + "."
+        try:
+            parsed = self._parse_alone(statement, body, "queried")
+        except ParseError as error:
+            first = error.diagnostics[0] if error.diagnostics else None
+            if first is not None and first.message == "a fact is a single atom":
+                raise ParseError([Diagnostic("error", "a query is a single atom",
+                                             first.span, "such as `?- path(1, x).`")],
+                                 error.sources) from None
+            raise
+        if len(parsed.facts) != 1:
+            raise self._statement_error(statement, "a query is one atom, such as "
+                                        "`?- path(1, x).`")
+        atom = parsed.facts[0].atom
+        sources = dict(parsed.sources)
+        self._check_atom(atom, sources)
+        pattern = Pattern.of(atom, self.types[atom.relation], sources)
+        start = time.perf_counter()
+        rows = sorted((row for row in self.session.query(atom.relation)
+                       if pattern.matches(row)), key=sort_key)
+        elapsed = time.perf_counter() - start
+        for row in rows:
+            self.write(format_fact(atom.relation, row))
+        self.write(plural(len(rows), "row") + self._timing(elapsed))
+
+    def extend(self, statement: Statement) -> None:
+        """A rule or directive: recompile with it and show what changed."""
+        self.require_no_transaction(statement, "extending the program")
+        self.recompile(self.text.extended(statement),
+                       lambda span: span.path == REPL_PATH
+                       and statement.line <= span.line <= statement.end_line)
+
+    def recompile(self, text: ProgramText, new: Callable[[ast.Span], bool]) -> None:
+        """Compile ``text`` into a new program and session that keep every
+        asserted fact, then print how the reported relations changed, after the
+        warnings about the new part of the program (where ``new(span)`` holds)."""
+        start = time.perf_counter()
+        built = self._build(text)
+        elapsed = time.perf_counter() - start
+        before = {name: self.session.query(name) for name in self.reported}
+        checked = built[2]
+        self._install(text, *built)
+        for warning in checked.warnings:
+            # facts come from the prompt: a relation without any is no news here
+            if "no facts, rules or input" in warning.message:
+                continue
+            if warning.span is not None and new(warning.span):
+                self.note(warning.format(dict(checked.program.sources)))
+        changes = []
+        for name in self.reported:
+            old = before.get(name, frozenset())
+            new = self.session.query(name)
+            changes.extend((name, row, 1) for row in new - old)
+            changes.extend((name, row, -1) for row in old - new)
+        self._print_changes("recompiled", changes, elapsed)
+
+    # ------------------------------------------------------------ transactions
+
+    def commit(self, changes: Changes, show: bool = True) -> None:
+        """Apply ``changes`` in one transaction; print the changes to the reported
+        relations (unless ``show`` is false) and the summary line."""
+        start = time.perf_counter()
+        with self.session.transaction() as tx:
+            for (relation, row), weight in changes.items():
+                if weight > 0:
+                    tx.insert(relation, row)
+                else:
+                    tx.retract(relation, row)
+        elapsed = time.perf_counter() - start
+        for key, weight in changes.items():
+            self.changes.pop(key, None)
+            self.changes[key] = weight
+        reported = set(self.reported)
+        lines = [(relation, row, weight) for relation, row, weight in tx.delta
+                 if relation in reported]
+        self._print_changes("committed", lines, elapsed, show)
+
+    def _print_changes(self, what: str, changes: list, elapsed: float,
+                       show: bool = True) -> None:
+        changes.sort(key=lambda c: (c[0], sort_key(c[1]), c[2]))
+        if show:
+            for relation, row, weight in changes:
+                self.write(format_change(relation, row, weight))
+        inserted = sum(1 for c in changes if c[2] > 0)
+        self.write(f"{what}: {inserted} inserted, {len(changes) - inserted} retracted"
+                   + self._timing(elapsed))
+
+    def require_no_transaction(self, statement: Statement, doing: str) -> None:
+        if self.pending is not None:
+            raise self._statement_error(
+                statement, f"a transaction is open; finish it before {doing}",
+                "`:commit` or `:rollback` it first")
+
+    # ------------------------------------------------------------ the program
+
+    def _build(self, text: ProgramText):
+        """The program, its session with the user's facts replayed, and the
+        checked program (declarations, types, warnings) for ``text``."""
+        program = datalog.Program(text.text(), REPL_PATH)
+        checked = program.checked
+        session = program.session(self.fact_dir)
+        if self.changes:
+            with session.transaction() as tx:
+                for (relation, row), weight in self.changes.items():
+                    if weight > 0:
+                        tx.insert(relation, row)
+                    else:
+                        tx.retract(relation, row)
+        return program, session, checked
+
+    def _install(self, text: ProgramText, program, session, checked) -> None:
+        self.text = text
+        self.program = program
+        self.session = session
+        self.ast: ast.Program = checked.program
+        self.decls = {decl.name: decl for decl in self.ast.relations}
+        self.types: dict[str, tuple[str, ...]] = dict(checked.types)
+        outputs = self.ast.relations_with("output")
+        self.inputs = self.ast.relations_with("input")
+        self.outputs = outputs
+        self.reported: list[str] = sorted(outputs) if outputs else sorted(self.decls)
+
+    # ------------------------------------------------------------ checking
+
+    def _parse_alone(self, statement: Statement, text: str, what: str) -> ast.Program:
+        """Parse one statement on its own (positions as in the session); ``what``
+        it is for (``asserted``, ``retracted``, ``queried``) words the error
+        if it is not facts."""
+        parsed = parse(statement.padded(text), REPL_PATH)
+        if parsed.rules or parsed.relations or parsed.directives or parsed.types:
+            kind = "a rule" if parsed.rules else "a declaration or directive"
+            hint = ("write it without `+`, `-` or `?` to add it to the program"
+                    if statement.text[0] in "+-?" else None)
+            raise self._statement_error(statement, f"{kind} cannot be {what}", hint)
+        return parsed
+
+    def _check_facts(self, parsed: ast.Program) -> None:
+        """The front end's checks of the facts, against the program's
+        declarations."""
+        alone = ast.Program(types=self.ast.types, relations=self.ast.relations,
+                            facts=parsed.facts,
+                            sources=tuple(self.ast.sources) + tuple(parsed.sources))
+        errors = [d for d in check(alone) if d.severity == "error" and d.span is not None
+                  and d.span.path == REPL_PATH]
+        if errors:
+            raise CheckError(errors, dict(parsed.sources))
+
+    def _check_atom(self, atom: ast.Atom, sources: dict[str, str]) -> None:
+        """A query's atom gets the front end's checks of a fact (known relation,
+        arity, constants of the columns' types) with its variables and wildcards
+        standing in as constants of their columns' types."""
+        types = self.types.get(atom.relation, ())
+        probe = ast.Program(types=self.ast.types, relations=self.ast.relations,
+                            facts=(ast.Fact(_ground(atom, types), atom.span),),
+                            sources=tuple(self.ast.sources) + tuple(sources.items()))
+        errors = [d for d in check(probe) if d.severity == "error"]
+        if errors:
+            raise CheckError(errors, sources)
+
+    # ------------------------------------------------------------ output
+
+    def write(self, line: str) -> None:
+        self.out.write(line + "\n")
+        self.out.flush()
+
+    def note(self, text: str) -> None:
+        """A warning or message on the error stream that is not a failure."""
+        self.out.flush()
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def error(self, error: DatalogError) -> None:
+        self.failed = True
+        self.note(str(error))
+
+    def _timing(self, elapsed: float) -> str:
+        return f" ({format_ms(elapsed)})" if self.timing else ""
+
+    def _statement_error(self, statement: Statement, message: str,
+                         hint: str | None = None) -> DatalogError:
+        last = statement.text.split("\n")[0]
+        span = ast.Span(REPL_PATH, statement.line, statement.column, statement.line,
+                        statement.column + len(last))
+        return CheckError([Diagnostic("error", message, span, hint)], self.sources())
+
+    def sources(self) -> dict[str, str]:
+        return {REPL_PATH: "\n".join(self.lines)}
+
+
+_PLACEHOLDERS = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}
+
+
+def _ground(atom: ast.Atom, types: tuple[str, ...]) -> ast.Atom:
+    """``atom`` with each variable and wildcard replaced by a constant of its
+    column's type, so that the front end's fact checks judge the constants alone."""
+    types = tuple(types) + ("number",) * (len(atom.args) - len(types))
+    args = tuple(
+        ast.Constant(_PLACEHOLDERS[column_type], column_type, arg.span)
+        if isinstance(arg, (ast.Variable, ast.Wildcard)) else arg
+        for arg, column_type in zip(atom.args, types))
+    return ast.Atom(atom.relation, args, atom.span)
