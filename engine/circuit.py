@@ -35,6 +35,7 @@ import networkx as nx
 from engine.errors import (ArityError, BuildError, EngineError, EpochError,
                            IterationLimitError, OperatorError, WeightError)
 from engine.node import Node
+from engine.trace import MAX_ITERATION
 from engine.zset import EMPTY, ZSet, add_into
 
 
@@ -173,7 +174,7 @@ class Export(Node):
             if self.acc:
                 add_into(self.acc, batch)
             else:
-                self.acc = dict(batch)
+                self.acc = ZSet(batch)
 
     def evaluate(self, i: int) -> None:
         self.out = self.acc or EMPTY
@@ -391,6 +392,8 @@ class Circuit(BaseCircuit):
 
     def __init__(self, max_iterations: int = 100_000):
         super().__init__(None, "")
+        if not 1 <= max_iterations <= MAX_ITERATION:
+            raise BuildError(f"max_iterations must be between 1 and {MAX_ITERATION}")
         self.max_iterations = max_iterations
         self.epoch = 0
         self.finalized = False
@@ -502,7 +505,8 @@ class Circuit(BaseCircuit):
                 raise
             label = (node.label or type(node).__name__) if node is not None else "circuit"
             raise OperatorError(label, error) from error
-        result = {name: ZSet(sink.delta) for name, sink in self.sinks.items()}
+        result = {name: sink.delta if type(sink.delta) is ZSet else ZSet(sink.delta)
+                  for name, sink in self.sinks.items()}
         for node in nodes:
             node.clock_stop(0, e)
         self.epoch = e + 1

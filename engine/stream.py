@@ -72,6 +72,20 @@ class Stream:
         """Map: each row ``r`` becomes ``fn(r)`` (weights of equal results add)."""
         return self._add(LinearNode(self.node, [("map", fn)], None, label))
 
+    def project(self, columns, label: str = "") -> "Stream":
+        """Map to ``tuple(row[c] for c in columns)``, written inline in the fused loop.
+
+        >>> from engine import Circuit
+        >>> c = Circuit(); r = c.source("r", arity=3)
+        >>> c.output("out", r.project((2, 0)))
+        >>> c.step({"r": [(1, 2, 3)]})
+        {'out': ZSet({(3, 1): 1})}
+        """
+        columns = tuple(columns)
+        if not all(type(c) is int and c >= 0 for c in columns):
+            raise BuildError(f"project: columns must be non-negative ints, got {columns!r}")
+        return self._add(LinearNode(self.node, [("project", columns)], None, label))
+
     def filter(self, predicate: Callable, label: str = "") -> "Stream":
         """Filter: rows for which ``predicate(r)`` is true."""
         return self._add(LinearNode(self.node, [("filter", predicate)], None, label))
@@ -159,9 +173,26 @@ class IndexedStream:
 
     def join(self, other: "IndexedStream", combine: Callable, label: str = "") -> Stream:
         """Join on equal keys: ``combine(key, left_row, right_row)`` -> output row;
-        weights multiply; incremental and bilinear (``engine.operators.join``)."""
+        weights multiply; incremental and bilinear (``engine.operators.join``).
+
+        ``combine`` may also be a projection ``((side, column), ...)``: the output
+        row takes ``column`` of the left row (side 0) or the right row (side 1),
+        written inline in the join loop (no call per pair).
+
+        >>> from engine import Circuit
+        >>> c = Circuit(); a = c.source("a", arity=2); b = c.source("b", arity=2)
+        >>> c.output("ab", a.index_by((1,)).join(b.index_by((0,)), ((0, 0), (1, 1))))
+        >>> c.step({"a": [(1, 2)], "b": [(2, 3)]})
+        {'ab': ZSet({(1, 3): 1})}
+        """
         if other.circuit is not self.circuit:
             raise BuildError("cannot join streams of different circuits; use import_()")
+        if not callable(combine):
+            combine = tuple(tuple(pair) for pair in combine)
+            if not all(len(p) == 2 and p[0] in (0, 1) and type(p[1]) is int and p[1] >= 0
+                       for p in combine):
+                raise BuildError(f"join: a projection is ((side, column), ...) with side 0 "
+                                 f"or 1, got {combine!r}")
         cls = NestedJoinNode if self.circuit.nested else JoinNode
         node = cls(self.node, other.node, self.trace_node(), other.trace_node(), combine,
                    label)

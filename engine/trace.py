@@ -13,12 +13,12 @@ used by Distinct. Both live in one scope:
   the current epoch the same way. Appends go to ``cur`` only, so a failed epoch
   is undone by dropping ``cur``; commit folds ``cur`` into ``past``.
 
-The per-value history in a child scope is stored compactly (one object per
-value in the common case), as a **history**:
+The per-value history in a child scope is stored compactly, as a **history**:
 
-* an ``int`` ``w``: weight ``w`` at iteration 0;
-* a tuple ``(i, w)``: weight ``w`` at iteration ``i``;
-* a dict ``{i: w, ...}``: several iterations.
+* an ``int``: one time, encoded as ``weight << 20 | iteration`` (so
+  ``h >> 20`` is the weight and ``h & MASK`` the iteration, for negative
+  weights too): one small int per stored value in the common case;
+* a dict ``{iteration: weight, ...}``: several iterations.
 
 >>> t = Trace(nested=True)
 >>> t.append({("a",): {("a", 1): 1}}, iteration=0)
@@ -38,33 +38,41 @@ from typing import Iterator, Mapping
 from engine.errors import EpochError
 
 
+SHIFT = 20  # codes stay one-digit (fast) ints for weights below 2**10
+MASK = (1 << SHIFT) - 1
+MAX_ITERATION = MASK
+
+
+def encode(iteration: int, weight: int) -> int:
+    """The one-time history: ``weight`` at ``iteration``.
+
+    >>> h = encode(5, -2); h >> SHIFT, h & MASK
+    (-2, 5)
+    """
+    return (weight << SHIFT) | iteration
+
+
 def history_add(history, iteration: int, weight: int):
     """The history with ``weight`` added at ``iteration``; ``None`` when empty.
 
     A dict history is updated in place (only private or committing histories are
     passed here).
 
-    >>> h = history_add(None, 0, 2); h
-    2
+    >>> h = history_add(None, 0, 2); history_items(h)
+    [(0, 2)]
     >>> h = history_add(h, 4, 1); h
     {0: 2, 4: 1}
     >>> history_add(history_add(h, 0, -2), 4, -1) is None
     True
     """
     if history is None:
-        return weight if iteration == 0 else (iteration, weight)
-    kind = type(history)
-    if kind is int:
-        if iteration == 0:
-            total = history + weight
-            return total or None
-        return {0: history, iteration: weight}
-    if kind is tuple:
-        at, old = history
+        return (weight << SHIFT) | iteration
+    if type(history) is int:
+        at = history & MASK
         if at == iteration:
-            total = old + weight
-            return (at, total) if total else None
-        return {at: old, iteration: weight}
+            history += weight << SHIFT
+            return history if history >> SHIFT else None
+        return {at: history >> SHIFT, iteration: weight}
     total = history.get(iteration, 0) + weight
     if total:
         history[iteration] = total
@@ -72,7 +80,7 @@ def history_add(history, iteration: int, weight: int):
         del history[iteration]
         if len(history) == 1:
             ((at, old),) = history.items()
-            return old if at == 0 else (at, old)
+            return (old << SHIFT) | at
         if not history:
             return None
     return history
@@ -81,24 +89,18 @@ def history_add(history, iteration: int, weight: int):
 def history_items(history) -> list[tuple[int, int]]:
     """``(iteration, weight)`` pairs of a history, by iteration.
 
-    >>> history_items(3), history_items((2, -1)), history_items({5: 1, 1: 2})
+    >>> history_items(encode(0, 3)), history_items(encode(2, -1)), history_items({5: 1, 1: 2})
     ([(0, 3)], [(2, -1)], [(1, 2), (5, 1)])
     """
-    kind = type(history)
-    if kind is int:
-        return [(0, history)]
-    if kind is tuple:
-        return [history]
+    if type(history) is int:
+        return [(history & MASK, history >> SHIFT)]
     return sorted(history.items())
 
 
 def history_total(history) -> int:
     """The sum of a history's weights over all its iterations."""
-    kind = type(history)
-    if kind is int:
-        return history
-    if kind is tuple:
-        return history[1]
+    if type(history) is int:
+        return history >> SHIFT
     return sum(history.values())
 
 
@@ -147,17 +149,19 @@ class Trace:
             self.staged.append(batch)
             return
         cur = self.cur
+        cur_get = cur.get
         for key, values in batch.items():
-            group = cur.get(key)
+            group = cur_get(key)
             if group is None:
-                if iteration == 0:
-                    cur[key] = dict(values)
-                else:
-                    cur[key] = {v: (iteration, w) for v, w in values.items()}
+                cur[key] = {v: (w << SHIFT) | iteration for v, w in values.items()}
                 continue
             get = group.get
             for value, weight in values.items():
-                history = history_add(get(value), iteration, weight)
+                old = get(value)
+                if old is None:
+                    group[value] = (weight << SHIFT) | iteration
+                    continue
+                history = history_add(old, iteration, weight)
                 if history is None:
                     del group[value]
                 else:
@@ -254,8 +258,8 @@ class ZSetTrace:
     """History of a Z-set: row -> time -> weight (a :class:`Trace` without keys).
 
     >>> t = ZSetTrace(nested=True)
-    >>> t.append({(1,): 1}, iteration=2); t.commit(); t.past
-    {(1,): (2, 1)}
+    >>> t.append({(1,): 1}, iteration=2); t.commit(); history_items(t.past[(1,)])
+    [(2, 1)]
     """
 
     __slots__ = ("nested", "past", "cur", "staged", "epoch")
@@ -276,7 +280,11 @@ class ZSetTrace:
         cur = self.cur
         get = cur.get
         for row, weight in batch.items():
-            history = history_add(get(row), iteration, weight)
+            old = get(row)
+            if old is None:
+                cur[row] = (weight << SHIFT) | iteration
+                continue
+            history = history_add(old, iteration, weight)
             if history is None:
                 del cur[row]
             else:

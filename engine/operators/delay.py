@@ -50,7 +50,7 @@ class DelayNode(Node):
         else:
             self.held = EMPTY
             if not self.nested:
-                self.committed = self.inputs[0].out
+                self.committed = dict(self.inputs[0].out) or EMPTY
 
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:

@@ -28,7 +28,7 @@ from typing import Mapping
 
 from engine.node import Node
 from engine.time import leq
-from engine.trace import ZSetTrace
+from engine.trace import MASK, SHIFT, ZSetTrace
 from engine.zset import EMPTY
 
 
@@ -104,6 +104,10 @@ class DistinctTraceNode(Node):
             self.out = EMPTY
             return
         trace = self.trace
+        if rows is batch and not trace.past:
+            self.out = self._no_past(batch, trace)
+            trace.append(batch, i)
+            return
         past_get, cur_get = trace.past.get, trace.cur.get
         bget = batch.get
         scheduled, heap = self.scheduled, self.heap
@@ -113,9 +117,10 @@ class DistinctTraceNode(Node):
             h = cur_get(row)
             if h is None:
                 w3 = 0
+            elif type(h) is int:
+                w3 = h >> SHIFT
             else:
-                th = type(h)
-                w3 = h if th is int else (h[1] if th is tuple else sum(h.values()))
+                w3 = sum(h.values())
             p = past_get(row)
             if p is None:
                 delta = (w3 + w > 0) - (w3 > 0)
@@ -124,18 +129,12 @@ class DistinctTraceNode(Node):
                 continue
             w1 = w2 = 0
             nxt = None
-            tp = type(p)
-            if tp is int:
-                if i > 0:
-                    w1 = p
-                else:
-                    w2 = p
-            elif tp is tuple:
-                j, pw = p
+            if type(p) is int:
+                j = p & MASK
                 if j < i:
-                    w1 = pw
+                    w1 = p >> SHIFT
                 elif j == i:
-                    w2 = pw
+                    w2 = p >> SHIFT
                 else:
                     nxt = j
             else:
@@ -160,6 +159,24 @@ class DistinctTraceNode(Node):
                     waiting.add(row)
         trace.append(batch, i)
         self.out = out or EMPTY
+
+    @staticmethod
+    def _no_past(batch: dict, trace: ZSetTrace) -> dict:
+        """The formula when no earlier epoch left anything (w1 = w2 = 0; e.g. the
+        bulk load): ``[w3 + w > 0] - [w3 > 0]``."""
+        cur_get = trace.cur.get
+        out = {}
+        for row, w in batch.items():
+            h = cur_get(row)
+            if h is None:
+                if w > 0:
+                    out[row] = 1
+                continue
+            w3 = h >> SHIFT if type(h) is int else sum(h.values())
+            delta = (w3 + w > 0) - (w3 > 0)
+            if delta:
+                out[row] = delta
+        return out or EMPTY
 
     def describe_args(self) -> str:
         return "distinct_trace"

@@ -32,7 +32,7 @@ from typing import Callable, Mapping
 
 from engine.node import Node
 from engine.operators.linear import build_functions, drop_empty_groups, emit_lines
-from engine.trace import Trace
+from engine.trace import MASK, SHIFT, Trace
 from engine.zset import EMPTY
 
 
@@ -67,16 +67,16 @@ class TraceNode(Node):
 # ---------------------------------------------------------------------------
 # Generated pair loops
 
-_WEIGHT = {
-    # how to read a weight out of a store entry; "timed" is handled separately
-    "plain": None,
-    "total": ("(_h if type(_h) is int else (_h[1] if type(_h) is tuple "
-              "else sum(_h.values())))"),
-}
+def combine_expression(combine) -> str:
+    """``combine(k, lv, rv)``, or for a projection spec ``((side, column), ...)``
+    (side 0: left row, 1: right row) the tuple written out inline."""
+    if callable(combine):
+        return "combine(k, lv, rv)"
+    return "(" + "".join(f"{('lv', 'rv')[side]}[{column}], " for side, column in combine) + ")"
 
 
 def _pairs_function(name: str, left_kind: str, right_kind: str, outer: str,
-                    combine: Callable, stages, index, env: dict) -> list[str]:
+                    stages, index, env: dict) -> list[str]:
     """Source of ``name(target, left, right[, i, future])``: every pair of
     values with equal keys, ``combine(key, left_value, right_value)`` run through
     the fused stages into ``target`` (or ``future(j)`` for a later iteration j).
@@ -85,28 +85,26 @@ def _pairs_function(name: str, left_kind: str, right_kind: str, outer: str,
     all at the current time), ``timed`` (value -> history of past epochs: the
     pair's time is ``max(i, j)``). ``outer`` names the side that is iterated.
     """
-    env["combine"] = combine
     timed = "timed" in (left_kind, right_kind)
     args = "target, left, right, i, future" if timed else "target, left, right"
-    lines = [f"def {name}({args}):"]
     inner = "right" if outer == "left" else "left"
-    lines += [
+    outer_group, inner_group = ("lg", "rg") if outer == "left" else ("rg", "lg")
+    lines = [
+        f"def {name}({args}):",
         f"    get = {inner}.get",
-        f"    for k, _og in {outer}.items():",
-        "        _ig = get(k)",
-        "        if _ig is None: continue",
-        f"        lg, rg = {'(_og, _ig)' if outer == 'left' else '(_ig, _og)'}",
+        "    target_get = target.get",
+        f"    for k, {outer_group} in {outer}.items():",
+        f"        {inner_group} = get(k)",
+        f"        if {inner_group} is None: continue",
     ]
 
     def side_loop(side: str, kind: str, ind: str) -> tuple[list[str], str]:
-        var = "lv" if side == "left" else "rv"
-        wvar = "lw" if side == "left" else "rw"
-        group = "lg" if side == "left" else "rg"
+        var, wvar, group = ("lv", "lw", "lg") if side == "left" else ("rv", "rw", "rg")
         if kind == "plain":
             return [f"{ind}for {var}, {wvar} in {group}.items():"], wvar
         if kind == "total":
             return [f"{ind}for {var}, _h in {group}.items():",
-                    f"{ind}    {wvar} = {_WEIGHT['total']}",
+                    f"{ind}    {wvar} = _h >> {SHIFT} if type(_h) is int else sum(_h.values())",
                     f"{ind}    if not {wvar}: continue"], wvar
         return [f"{ind}for {var}, _h in {group}.items():"], "_h"
 
@@ -115,22 +113,17 @@ def _pairs_function(name: str, left_kind: str, right_kind: str, outer: str,
     second, rw = side_loop("right", right_kind, ind + "    ")
     lines += first + second
     ind += "        "
-    lines.append(f"{ind}row = combine(k, lv, rv)")
+    lines.append(f"{ind}row = {combine_expression(env['combine'])}")
     if not timed:
         lines.append(f"{ind}w = {lw} * {rw}")
-        lines += emit_lines(stages, index, "row", "w", "target", env, ind)
+        lines += emit_lines(stages, index, "row", "w", "target", env, ind, "target_get")
         return lines
     plain_w = rw if left_kind == "timed" else lw
     lines += [
-        f"{ind}_th = type(_h)",
-        f"{ind}if _th is int:",
-        f"{ind}    w = {plain_w} * _h",
-    ]
-    lines += emit_lines(stages, index, "row", "w", "target", env, ind + "    ")
-    lines += [
-        f"{ind}elif _th is tuple:",
-        f"{ind}    w = {plain_w} * _h[1]",
-        f"{ind}    _tg = target if _h[0] <= i else future(_h[0])",
+        f"{ind}if type(_h) is int:",
+        f"{ind}    _j = _h & {MASK}",
+        f"{ind}    w = {plain_w} * (_h >> {SHIFT})",
+        f"{ind}    _tg = target if _j <= i else future(_j)",
     ]
     lines += emit_lines(stages, index, "row", "w", "_tg", env, ind + "    ")
     lines += [
@@ -145,7 +138,7 @@ def _pairs_function(name: str, left_kind: str, right_kind: str, outer: str,
 
 def compile_join(combine: Callable, stages, index, nested: bool) -> dict[str, Callable]:
     """The pair loops a join needs, compiled with its fused stages."""
-    env: dict = {}
+    env: dict = {"combine": combine}
     lines: list[str] = []
     specs = {"plain_left": ("plain", "plain", "left"),
              "plain_right": ("plain", "plain", "right")}
@@ -159,7 +152,7 @@ def compile_join(combine: Callable, stages, index, nested: bool) -> dict[str, Ca
             "past_delta": ("timed", "plain", "right"),
         })
     for name, (lk, rk, outer) in specs.items():
-        lines += _pairs_function(name, lk, rk, outer, combine, stages, index, env)
+        lines += _pairs_function(name, lk, rk, outer, stages, index, env)
     return build_functions(list(specs), lines, env)
 
 

@@ -24,7 +24,7 @@ from typing import Callable, Mapping
 from engine.node import Node
 from engine.zset import EMPTY, sum_zsets
 
-STAGE_KINDS = ("map", "filter", "flat_map", "negate")
+STAGE_KINDS = ("map", "project", "filter", "flat_map", "negate")
 
 
 # ---------------------------------------------------------------------------
@@ -39,19 +39,26 @@ def key_expression(index, row: str, env: dict) -> str:
     """
     kind, spec = index
     if kind == "cols":
-        return "(" + "".join(f"{row}[{c}], " for c in spec) + ")"
+        return tuple_expression(spec, row)
     name = f"_key{len(env)}"
     env[name] = spec
     return f"{name}({row})"
 
 
+def tuple_expression(columns, row: str) -> str:
+    """Python expression for ``tuple(row[c] for c in columns)``."""
+    return "(" + "".join(f"{row}[{c}], " for c in columns) + ")"
+
+
 def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
-               indent: str) -> list[str]:
+               indent: str, getter: str | None = None) -> list[str]:
     """Lines that push ``(row, weight)`` through ``stages`` and add the result
     into the dict named ``target`` (indexed when ``index`` is given).
 
     The lines must sit inside a ``for`` loop (a filter ``continue``s it).
+    ``getter`` names a local bound to ``target.get``, if there is one.
     """
+    getter = getter or f"{target}.get"
     lines = []
     current = row
     sign = 1
@@ -61,6 +68,10 @@ def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
         if kind == "map":
             var = f"_r{len(env)}"
             lines.append(f"{indent}{var} = {name}({current})")
+            current = var
+        elif kind == "project":
+            var = f"_r{len(env)}"
+            lines.append(f"{indent}{var} = {tuple_expression(fn, current)}")
             current = var
         elif kind == "filter":
             lines.append(f"{indent}if not {name}({current}): continue")
@@ -76,7 +87,7 @@ def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
     w = weight if sign == 1 else f"(-{weight})"
     if index is None:
         lines += [
-            f"{indent}_t = {target}.get({current}, 0) + {w}",
+            f"{indent}_t = {getter}({current}, 0) + {w}",
             f"{indent}if _t: {target}[{current}] = _t",
             f"{indent}else: del {target}[{current}]",
         ]
@@ -84,7 +95,7 @@ def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
         key = key_expression(index, current, env)
         lines += [
             f"{indent}_k = {key}",
-            f"{indent}_g = {target}.get(_k)",
+            f"{indent}_g = {getter}(_k)",
             f"{indent}if _g is None: {target}[_k] = {{{current}: {w}}}",
             f"{indent}else:",
             f"{indent}    _t = _g.get({current}, 0) + {w}",
@@ -118,8 +129,9 @@ def drop_empty_groups(indexed: dict) -> dict:
 def compile_chain(stages, index=None) -> Callable[[Mapping], dict]:
     """One function running a Z-set batch through every stage in one pass."""
     env: dict = {}
-    lines = ["def run(batch):", "    out = {}", "    for row, w in batch.items():"]
-    lines += emit_lines(stages, index, "row", "w", "out", env, "        ")
+    lines = ["def run(batch):", "    out = {}", "    out_get = out.get",
+             "    for row, w in batch.items():"]
+    lines += emit_lines(stages, index, "row", "w", "out", env, "        ", "out_get")
     if index is not None:
         lines.append("    drop_empty_groups(out)")
     lines.append("    return out")
