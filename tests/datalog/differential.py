@@ -158,10 +158,10 @@ def _row(draw, relation: str) -> tuple:
 
 
 @st.composite
-def transactions(draw, max_transactions: int = 12) -> list:
+def transactions(draw, max_transactions: int = 15) -> list:
     """``[[("insert" | "retract", relation, row), ...], ...]``."""
     result = []
-    for _ in range(draw(st.integers(1, max_transactions))):
+    for _ in range(draw(st.integers(3, max_transactions))):
         tx = []
         for _ in range(draw(st.integers(1, 4))):
             relation = draw(st.sampled_from(tuple(INPUTS)))
