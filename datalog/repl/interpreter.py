@@ -40,7 +40,7 @@ from typing import IO
 import datalog
 from datalog import ast
 from datalog.check import check
-from datalog.errors import CheckError, DatalogError, Diagnostic, ParseError
+from datalog.errors import CheckError, DatalogError, DataError, Diagnostic, ParseError
 from datalog.parser import parse
 from datalog.repl.facts import Pattern, fact_row
 from datalog.repl.program import REPL_PATH, ProgramText
@@ -134,9 +134,15 @@ class Repl:
         self._check_facts(parsed)
         sources = dict(parsed.sources)
         changes: Changes = {}
+        probe = self.session.transaction()   # validates rows; never committed
         for fact in parsed.facts:
             atom = fact.atom
             row = fact_row(atom, self.types[atom.relation], sources)
+            try:
+                probe.insert(atom.relation, row)
+            except DataError as error:    # a value out of its column's range
+                message = error.diagnostics[0].message if error.diagnostics else str(error)
+                raise DataError([Diagnostic("error", message, atom.span)], sources) from None
             changes[(atom.relation, row)] = sign
         if self.pending is not None:
             for key, weight in changes.items():
