@@ -40,7 +40,7 @@ from typing import IO
 import datalog
 from datalog import ast
 from datalog.check import check
-from datalog.errors import CheckError, DatalogError, DataError, Diagnostic, ParseError
+from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, ParseError
 from datalog.parser import parse
 from datalog.repl.facts import Pattern, fact_row
 from datalog.repl.program import REPL_PATH, ProgramText
