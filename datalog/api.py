@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datalog.compile import UNIT, compile_plan
 from datalog.errors import DatalogError, DataError, Diagnostic, EvaluationError, did_you_mean
 from datalog.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
-from datalog.io import input_path, read_facts
+from datalog.io import check_io, input_path, read_facts
 from datalog.pattern import parse_pattern
 from datalog.plan import plan_program
 from engine import EngineError, IterationLimitError
@@ -229,6 +229,7 @@ class Session:
         self.fact_dir = fact_dir
         if fact_dir is not None:
             for io in plan.inputs:
+                check_io(io)
                 path = input_path(io, os.fspath(fact_dir))
                 self._inputs[io.relation] |= read_facts(path, plan.relations[io.relation], io)
         batches = self._compiled.initial_batches()

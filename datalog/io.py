@@ -57,7 +57,10 @@ def _truthy(value: str | None) -> bool:
 
 
 def input_path(io: IOPlan, fact_dir: str) -> str:
-    """The file an ``.input`` directive reads, under ``fact_dir``."""
+    """The file an ``.input`` directive reads, under ``fact_dir`` (``-`` for
+    ``IO=stdin``)."""
+    if (io.param("IO") or "").lower() == "stdin":
+        return "-"
     filename = io.param("filename") or f"{io.relation}.facts"
     return os.path.join(fact_dir, filename)
 
@@ -70,6 +73,16 @@ def output_path(io: IOPlan, output_dir: str) -> str:
 
 def is_stdout(io: IOPlan) -> bool:
     return (io.param("IO") or "").lower() == "stdout"
+
+
+def check_io(io: IOPlan) -> None:
+    """Only files (and standard output for ``.output``) are supported."""
+    kind = (io.param("IO") or "file").lower()
+    allowed = ("file", "stdout") if io.kind == "output" else ("file", "stdin")
+    if kind not in allowed:
+        raise DataError([Diagnostic(
+            "error", f".{io.kind} {io.relation}: IO={io.param('IO')} is not supported "
+                     f"(supported: {', '.join('IO=' + a for a in allowed)})", None)])
 
 
 def parse_value(text: str, type_: str):
@@ -98,8 +111,13 @@ _TYPE_NAMES = {"number": "a number", "unsigned": "an unsigned number",
 def read_facts(path: str, relation: RelationPlan, io: IOPlan | None = None) -> set[tuple]:
     """The rows of a fact file for ``relation`` (see the module docstring)."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            text = handle.read()
+        if path == "-":
+            import sys
+
+            text, path = sys.stdin.read(), "<stdin>"
+        else:
+            with open(path, encoding="utf-8", newline="") as handle:
+                text = handle.read()
     except FileNotFoundError:
         raise DataError([Diagnostic(
             "error", f"cannot open fact file for `{relation.name}`: {path}: "
@@ -155,6 +173,8 @@ def format_rows(rows: Iterable[tuple], relation: RelationPlan,
     lines = [sep.join(format_value(v) for v in row) for row in sorted(rows)]
     if relation.arity == 0:
         lines = ["()" for _ in lines]
+    if io is not None and _truthy(io.param("headers")):
+        lines.insert(0, sep.join(relation.attributes))
     return "".join(line + "\n" for line in lines)
 
 

@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass, field
 
 from datalog.api import Program
-from datalog.io import format_rows, format_stdout, is_stdout, output_path
+from datalog.io import check_io, format_rows, format_stdout, is_stdout, output_path
 
 
 @dataclass
@@ -47,6 +47,7 @@ def run_file(path: str, fact_dir: str = ".", output_dir: str = ".",
     result = RunResult()
     stdout: list[str] = []
     for io in plan.outputs:
+        check_io(io)
         relation = plan.relations[io.relation]
         rows = session.query(io.relation)
         if output_dir == "-" or is_stdout(io):

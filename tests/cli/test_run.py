@@ -147,3 +147,29 @@ def test_plan_and_circuit_graph():
     assert result.stdout.startswith("digraph") and "cluster" in result.stdout
     result = datalog("plan", str(example.path), "--code")
     assert "def _f" in result.stdout
+
+
+def test_output_headers_and_unsupported_io(tmp_path):
+    write(tmp_path / "h.dl", """.decl e(src: number, dst: number)
+.input e
+.decl o(src: number, dst: number)
+.output o(headers=true, delimiter=",")
+o(x, y) :- e(x, y).
+""")
+    write(tmp_path / "e.facts", "1\t2\n")
+    result = datalog("run", "h.dl", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "o.csv").read_text() == "src,dst\n1,2\n"
+    write(tmp_path / "s.dl", ".decl e(x: number)\n.input e(IO=sqlite)\n")
+    result = datalog("run", "s.dl", cwd=tmp_path)
+    assert result.returncode == 1 and "IO=sqlite" in result.stderr
+    write(tmp_path / "i.dl", """.decl e(x: number, y: symbol)
+.input e(IO=stdin)
+.decl o(x: number, y: symbol)
+.output o(IO=stdout)
+o(x, y) :- e(x, y).
+""")
+    result = subprocess.run(["datalog", "run", "i.dl"], input="2\tb\n1\ta\n",
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "1\ta\n2\tb\n" in result.stdout
