@@ -88,9 +88,26 @@ class Repl:
         for line in lines:
             self.feed(line)
             if self.done:
-                return
-        for statement in self.reader.flush():
-            self.execute(statement)
+                break
+        else:
+            for statement in self.reader.flush():
+                self.execute(statement)
+        self.finish()
+
+    def finish(self) -> None:
+        """The session ends: say so if an open transaction is dropped."""
+        if self.pending is not None:
+            self.note(f"warning: the open transaction was not committed; "
+                      f"{plural(len(self.pending), 'change')} discarded")
+            self.pending = None
+
+    def interrupted(self) -> None:
+        """Ctrl-C stopped a statement midway: the session may be half-way through
+        a transaction, so it is rebuilt from the program and the facts committed
+        so far (the interrupted statement's are not among them)."""
+        self.reader.reset()
+        self._install(self.text, *self._build(self.text))
+        self.note("interrupted: the statement was not applied")
 
     @property
     def in_transaction(self) -> bool:

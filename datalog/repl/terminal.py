@@ -42,7 +42,11 @@ def run(path: str | None = None, fact_dir: str | None = None,
     if _is_terminal(stdin) and _is_terminal(stdout):
         interactive(repl)
         return 0
-    repl.feed_lines(stdin)
+    try:
+        repl.feed_lines(stdin)
+    except KeyboardInterrupt:
+        stderr.write("interrupted\n")
+        return 130
     return 1 if repl.failed else 0
 
 
@@ -86,10 +90,14 @@ def interactive(repl: Repl) -> None:
             continue
         except EOFError:
             break
-        repl.feed(line)
+        try:
+            repl.feed(line)
+        except KeyboardInterrupt:
+            repl.interrupted()
     if not repl.done:
         for statement in repl.reader.flush():
             repl.execute(statement)
+    repl.finish()
 
 
 def candidates(repl: Repl, before_cursor: str) -> tuple[str, list[str]]:

@@ -95,7 +95,8 @@ class Transcript:
             if not repl.done:
                 for statement in repl.reader.flush():
                     repl.execute(statement)
-                body.extend(_drain(buffer))
+            repl.finish()
+            body.extend(_drain(buffer))
         finally:
             os.chdir(previous)
         exit_line = ["# exit: 1"] if repl.failed else []

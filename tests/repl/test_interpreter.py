@@ -1,0 +1,51 @@
+"""The REPL's interpreter in this process: what transcripts cannot show."""
+
+import io
+
+from datalog.repl import Repl
+from tests.repl.transcripts import DATA
+
+
+def session(*lines: str) -> tuple[Repl, io.StringIO]:
+    out = io.StringIO()
+    repl = Repl(str(DATA / "tc.dl"), str(DATA / "facts"), out=out, err=out)
+    repl.feed_lines(lines)
+    return repl, out
+
+
+def test_an_interrupted_statement_leaves_the_committed_state():
+    repl, out = session("edge(3, 4).", "-edge(1, 2).")
+    before = {name: repl.session.query(name) for name in ("edge", "path")}
+    repl.feed("edge(9,")
+    repl.interrupted()
+    assert not repl.reader.pending
+    assert {name: repl.session.query(name) for name in ("edge", "path")} == before
+    assert "interrupted" in out.getvalue()
+
+
+def test_save_writes_every_relation_in_the_facts_format(tmp_path):
+    target = tmp_path / "saved"
+    repl, out = session("edge(3, 4).", f":save {target}")
+    assert sorted(p.name for p in target.iterdir()) == ["edge.facts", "path.facts"]
+    assert (target / "edge.facts").read_text() == "1\t2\n2\t3\n3\t4\n"
+    assert (target / "path.facts").read_text().splitlines()[:3] == ["1\t2", "1\t3", "1\t4"]
+    assert not repl.failed
+
+
+def test_save_refuses_symbols_that_a_facts_file_cannot_hold(tmp_path):
+    out = io.StringIO()
+    repl = Repl(str(DATA / "people.dl"), out=out, err=out)
+    repl.feed_lines(['person("a\\tb", 1, 1.0).', f":save {tmp_path / 'x'}"])
+    assert repl.failed
+    assert "holds a tab or a line break" in out.getvalue()
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_failed_statement_changes_nothing():
+    repl, out = session("edge(3, 4).")
+    text, changes = repl.text, dict(repl.changes)
+    rows = repl.session.query("path")
+    repl.feed_lines(["p(x) :- nothing(x).", "edge(1, \"x\").", ".decl path(a: number)"])
+    assert repl.failed
+    assert repl.text == text and repl.changes == changes
+    assert repl.session.query("path") == rows
