@@ -1,0 +1,169 @@
+"""Transitive closure over a chain, built directly as a circuit, next to a plain
+Python semi-naive loop measured in the same run.
+
+    python -m benchmarks.circuit_tc                 # 2,000-node chain: 1,999,000 paths
+    python -m benchmarks.circuit_tc --nodes 500     # a quick look
+    python benchmarks/circuit_tc.py --profile       # cProfile of the circuit's batch
+
+For each side it prints:
+
+- ``batch``: computing the whole closure (circuit: epoch 0, which *is*
+  semi-naive evaluation; peer: the semi-naive loop);
+- ``retract`` / ``reinsert``: removing the edge in the middle of the chain, then
+  putting it back (circuit: two epochs, each an incremental update of about a
+  quarter of the paths; peer: re-running the loop from scratch on the changed
+  graph, which is what a non-incremental engine must do);
+- ``peak``: the peak memory growth of the process (``ru_maxrss`` above the
+  baseline after imports); each side runs in its own subprocess.
+
+The circuit (spec 002's construction)::
+
+    path(x, y) :- edge(x, y).
+    path(x, z) :- path(x, y), edge(y, z).
+
+    edge ─> Import ─┬──────────────┐
+                    └─ index(0) ─┐ ├─> plus ─> distinct ─┬─> Export ─> path
+          Feedback ── index(1) ──┴─ join ─┘              │
+              ^──────────────────────────────────────────┘
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+
+def build_circuit():
+    from engine import Circuit
+
+    circuit = Circuit(max_iterations=1_000_000)
+    edge = circuit.source("edge", arity=2)
+    with circuit.child("path") as child:
+        e = child.import_(edge)
+        fb = child.feedback("path", arity=2)
+        # path(x, z) :- path(x, y), edge(y, z).   (x from the path, z from the edge)
+        step = fb.stream.index_by((1,)).join(e.index_by((0,)), ((0, 0), (1, 1)))
+        new = e.plus(step).distinct()
+        fb.connect(new)
+        path = child.export(new)
+    circuit.output("path", path)
+    return circuit
+
+
+def seminaive(edges) -> set:
+    """The closure by a plain semi-naive loop over a successor index."""
+    successors: dict = {}
+    for x, y in edges:
+        successors.setdefault(x, []).append(y)
+    paths = set(edges)
+    delta = paths
+    while delta:
+        new = set()
+        for x, y in delta:
+            for z in successors.get(y, ()):
+                if (x, z) not in paths:
+                    new.add((x, z))
+        paths |= new
+        delta = new
+    return paths
+
+
+def peak_mib(baseline_kib: int) -> float:
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - baseline_kib) / 1024
+
+
+def run_circuit(nodes: int) -> dict:
+    circuit = build_circuit()
+    edges = {(i, i + 1): 1 for i in range(nodes - 1)}
+    middle = (nodes // 2 - 1, nodes // 2)
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    paths = len(circuit.step({"edge": edges})["path"])
+    batch = time.perf_counter() - start
+    start = time.perf_counter()
+    removed = len(circuit.step({"edge": {middle: -1}})["path"])
+    retract = time.perf_counter() - start
+    start = time.perf_counter()
+    added = len(circuit.step({"edge": {middle: 1}})["path"])
+    reinsert = time.perf_counter() - start
+    return {"paths": paths, "batch": batch, "retract": retract, "reinsert": reinsert,
+            "changed": [removed, added], "peak": peak_mib(baseline),
+            "iterations": circuit.children()[0].iterations}
+
+
+def run_seminaive(nodes: int) -> dict:
+    edges = {(i, i + 1) for i in range(nodes - 1)}
+    middle = (nodes // 2 - 1, nodes // 2)
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    full = seminaive(edges)
+    batch = time.perf_counter() - start
+    paths = len(full)
+    del full
+    start = time.perf_counter()
+    without = seminaive(edges - {middle})
+    retract = time.perf_counter() - start
+    removed = paths - len(without)
+    del without
+    start = time.perf_counter()
+    added = len(seminaive(edges)) - (paths - removed)
+    reinsert = time.perf_counter() - start
+    return {"paths": paths, "batch": batch, "retract": retract, "reinsert": reinsert,
+            "changed": [removed, added], "peak": peak_mib(baseline), "iterations": None}
+
+
+def in_subprocess(side: str, nodes: int) -> dict:
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", side,
+                           "--nodes", str(nodes)], capture_output=True, text=True, env=env,
+                          check=True)
+    return json.loads(done.stdout)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=2000, help="chain length in nodes")
+    parser.add_argument("--worker", choices=["circuit", "seminaive"], help=argparse.SUPPRESS)
+    parser.add_argument("--profile", action="store_true",
+                        help="print a cProfile of the circuit's batch epoch instead")
+    args = parser.parse_args(argv)
+    if args.worker:
+        run = run_circuit if args.worker == "circuit" else run_seminaive
+        print(json.dumps(run(args.nodes)))
+        return
+    if args.profile:
+        import cProfile
+        import pstats
+
+        circuit = build_circuit()
+        edges = {(i, i + 1): 1 for i in range(args.nodes - 1)}
+        profile = cProfile.Profile()
+        profile.runcall(circuit.step, {"edge": edges})
+        pstats.Stats(profile).sort_stats("tottime").print_stats(15)
+        return
+    results = {side: in_subprocess(side, args.nodes) for side in ("circuit", "seminaive")}
+    paths = results["circuit"]["paths"]
+    assert paths == results["seminaive"]["paths"] == args.nodes * (args.nodes - 1) // 2
+    print(f"transitive closure of a {args.nodes}-node chain: {paths:,} paths; "
+          f"middle edge retract/re-insert changes {results['circuit']['changed'][0]:,} "
+          f"paths each way")
+    print(f"{'':12}{'batch s':>10}{'retract s':>11}{'reinsert s':>12}{'peak MiB':>10}")
+    for side, name in (("circuit", "circuit"), ("seminaive", "semi-naive")):
+        r = results[side]
+        print(f"{name:12}{r['batch']:10.2f}{r['retract']:11.2f}{r['reinsert']:12.2f}"
+              f"{r['peak']:10.0f}")
+    c, s = results["circuit"], results["seminaive"]
+    print(f"circuit / semi-naive: batch {c['batch'] / s['batch']:.1f}x, memory "
+          f"{c['peak'] / max(s['peak'], 1):.1f}x; circuit iterations per epoch: "
+          f"{c['iterations']}; semi-naive retract/re-insert = full re-runs")
+
+
+if __name__ == "__main__":
+    main()
