@@ -105,11 +105,29 @@ def history_total(history) -> int:
 
 
 def merge_histories(target: dict, source: dict) -> None:
-    """Fold the value -> history dict ``source`` into ``target`` (in place)."""
+    """Fold the value -> history dict ``source`` into ``target`` (in place).
+
+    >>> target = {"a": encode(3, 1), "b": encode(0, 1)}
+    >>> merge_histories(target, {"a": encode(3, -1), "b": encode(2, 1), "c": encode(1, 1)})
+    >>> sorted((v, history_items(h)) for v, h in target.items())
+    [('b', [(0, 1), (2, 1)]), ('c', [(1, 1)])]
+    """
+    get = target.get
     for value, history in source.items():
-        old = target.get(value)
+        old = get(value)
         if old is None:
             target[value] = history
+            continue
+        if type(old) is int and type(history) is int:
+            iteration = history & MASK
+            if old & MASK == iteration:  # same iteration: add the weights
+                total = old + history - iteration
+                if total >> SHIFT:
+                    target[value] = total
+                else:
+                    del target[value]
+                continue
+            target[value] = {old & MASK: old >> SHIFT, iteration: history >> SHIFT}
             continue
         for iteration, weight in history_items(history):
             old = history_add(old, iteration, weight)
@@ -150,16 +168,18 @@ class Trace:
             return
         cur = self.cur
         cur_get = cur.get
+        unit = (1 << SHIFT) | iteration  # one shared int for the common weight 1
         for key, values in batch.items():
             group = cur_get(key)
             if group is None:
-                cur[key] = {v: (w << SHIFT) | iteration for v, w in values.items()}
+                cur[key] = {v: unit if w == 1 else (w << SHIFT) | iteration
+                            for v, w in values.items()}
                 continue
             get = group.get
             for value, weight in values.items():
                 old = get(value)
                 if old is None:
-                    group[value] = (weight << SHIFT) | iteration
+                    group[value] = unit if weight == 1 else (weight << SHIFT) | iteration
                     continue
                 history = history_add(old, iteration, weight)
                 if history is None:
@@ -279,10 +299,11 @@ class ZSetTrace:
             return
         cur = self.cur
         get = cur.get
+        unit = (1 << SHIFT) | iteration  # one shared int for the common weight 1
         for row, weight in batch.items():
             old = get(row)
             if old is None:
-                cur[row] = (weight << SHIFT) | iteration
+                cur[row] = unit if weight == 1 else (weight << SHIFT) | iteration
                 continue
             history = history_add(old, iteration, weight)
             if history is None:

@@ -31,7 +31,7 @@ import heapq
 from typing import Callable, Mapping
 
 from engine.node import Node
-from engine.operators.linear import build_functions, drop_empty_groups, emit_lines
+from engine.operators.linear import build_functions, emit_lines
 from engine.trace import MASK, SHIFT, Trace
 from engine.zset import EMPTY
 
@@ -197,8 +197,6 @@ class JoinNode(Node):
                                       nested=self.circuit is not None and self.circuit.nested)
 
     def finish(self, out: dict) -> None:
-        if self.index is not None:
-            drop_empty_groups(out)
         self.out = out or EMPTY
 
     def evaluate(self, i: int) -> None:

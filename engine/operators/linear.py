@@ -100,7 +100,9 @@ def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
             f"{indent}else:",
             f"{indent}    _t = _g.get({current}, 0) + {w}",
             f"{indent}    if _t: _g[{current}] = _t",
-            f"{indent}    else: del _g[{current}]",
+            f"{indent}    else:",
+            f"{indent}        del _g[{current}]",
+            f"{indent}        if not _g: del {target}[_k]",
         ]
     return lines
 
@@ -108,7 +110,6 @@ def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
 def build_functions(names: list[str], source_lines: list[str], env: dict) -> dict:
     """Compile generated source; return its functions ``names`` by name."""
     namespace = dict(env)
-    namespace["drop_empty_groups"] = drop_empty_groups
     exec(compile("\n".join(source_lines), f"<fused {names[0]}>", "exec"), namespace)
     return {name: namespace[name] for name in names}
 
@@ -118,22 +119,12 @@ def build_function(name: str, source_lines: list[str], env: dict) -> Callable:
     return build_functions([name], source_lines, env)[name]
 
 
-def drop_empty_groups(indexed: dict) -> dict:
-    """Remove keys whose value dict became empty (after cancellations)."""
-    empty = [key for key, group in indexed.items() if not group]
-    for key in empty:
-        del indexed[key]
-    return indexed
-
-
 def compile_chain(stages, index=None) -> Callable[[Mapping], dict]:
     """One function running a Z-set batch through every stage in one pass."""
     env: dict = {}
     lines = ["def run(batch):", "    out = {}", "    out_get = out.get",
              "    for row, w in batch.items():"]
     lines += emit_lines(stages, index, "row", "w", "out", env, "        ", "out_get")
-    if index is not None:
-        lines.append("    drop_empty_groups(out)")
     lines.append("    return out")
     return build_function("run", lines, env)
 
