@@ -146,6 +146,8 @@ def plan(program: str, code: bool) -> None:
     except DatalogError as error:
         fail(error)
     click.echo(compiled.plan.describe())
+    click.echo("\nindexes (one trace each, shared by the rules listed):")
+    click.echo(compiled.describe_indexes())
     click.echo("\ncircuit:")
     click.echo(compiled.circuit.describe())
     if code:

@@ -61,6 +61,20 @@ class CompiledProgram:
     plan: ProgramPlan
     circuit: Circuit
     functions: dict[str, str] = field(default_factory=dict)
+    #: (scope, relation, key columns) -> labels of the rules whose joins and
+    #: antijoins read that one shared index (trace); scope is ``root`` or the
+    #: recursive stratum's relations.
+    indexes: dict[tuple, list[str]] = field(default_factory=dict)
+
+    def describe_indexes(self) -> str:
+        """The shared relation indexes, one line each, with the rules using them."""
+        lines = []
+        for (scope, relation, cols), rules in self.indexes.items():
+            where = "" if scope == "root" else f" in {{{scope}}}"
+            lines.append(f"{relation} by {list(cols)}{where}: {len(rules)} use"
+                         f"{'s' if len(rules) != 1 else ''}")
+            lines += [f"  {rule}" for rule in rules]
+        return "\n".join(lines)
 
     def initial_batches(self) -> dict[str, dict]:
         """The batches of epoch 0 besides the inputs: the unit row and the program's
@@ -87,16 +101,17 @@ def compile_plan(plan: ProgramPlan, max_iterations: int | None = None,
                            "engine support") from None
     compiler = _Compiler(plan, circuit)
     compiler.build()
-    return CompiledProgram(plan, circuit, compiler.functions)
+    return CompiledProgram(plan, circuit, compiler.functions, compiler.indexes)
 
 
 class _Scope:
     """The streams visible in one circuit (the root or a child): relation name ->
     stream, and memoized derived streams (filtered relations, imports)."""
 
-    def __init__(self, circuit, parent: "_Scope | None" = None):
+    def __init__(self, circuit, parent: "_Scope | None" = None, name: str = "root"):
         self.circuit = circuit
         self.parent = parent
+        self.name = name
         self.streams: dict[str, object] = {}
         self.derived: dict[tuple, object] = {}
 
@@ -116,6 +131,7 @@ class _Compiler:
         self.circuit = circuit
         self.root = _Scope(circuit)
         self.functions: dict[str, str] = {}
+        self.indexes: dict[tuple, list[str]] = {}
         self.sources: dict[str, object] = {}
 
     def build(self) -> None:
@@ -159,7 +175,7 @@ class _Compiler:
             base[name] = self.sources[name].plus(*parts) if parts else self.sources[name]
         label = ", ".join(stratum.relations)
         with self.circuit.child(label) as child:
-            scope = _Scope(child, self.root)
+            scope = _Scope(child, self.root, label)
             feedbacks = {}
             for name in stratum.relations:
                 feedbacks[name] = child.feedback(name, arity=self.plan.relations[name].arity)
@@ -235,6 +251,15 @@ class _Pipeline:
             self.scope.derived[key] = stream.filter(function, label=f"{name} where ...")
         return self.scope.derived[key]
 
+    def _used(self, relation: str, cols, consts=(), equal=()) -> None:
+        name = relation
+        if consts or equal:
+            name += " where " + " and ".join(
+                [f"{c} = {v!r}" for c, v in consts] + [f"{a} = {b}" for a, b in equal])
+        users = self.compiler.indexes.setdefault((self.scope.name, name, tuple(cols)), [])
+        if self.rule.label not in users:
+            users.append(self.rule.label)
+
     def _scan(self, step: Scan):
         stream = self._relation(step.relation, step.consts, step.equal)
         arity = self.compiler.plan.relations[step.relation].arity
@@ -258,6 +283,7 @@ class _Pipeline:
         left, extended = self._keyed(stream, step.keys)
         right = self._relation(step.relation, step.consts, step.equal) \
             .index_by(step.key_columns())
+        self._used(step.relation, step.key_columns(), step.consts, step.equal)
         width = self.width
         gen = Codegen()
         head = "l[:%d]" % width if extended else "l"
@@ -270,6 +296,7 @@ class _Pipeline:
     def _antijoin(self, stream, step: Antijoin):
         left, extended = self._keyed(stream, step.keys)
         right = self.scope.relation(step.relation).index_by(step.key_columns())
+        self._used(step.relation, step.key_columns())
         out = left.antijoin(right, label=f"{self.rule.label}  [{step.describe()}]")
         if extended:
             width = self.width

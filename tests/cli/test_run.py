@@ -142,6 +142,7 @@ def test_plan_and_circuit_graph():
     text = result.stdout
     assert "recursive stratum" in text and "join " in text and "circuit:" in text
     assert ":-" in text                      # rules label their nodes
+    assert "edge by [0]" in text or "path by [1]" in text   # shared indexes
     result = datalog("graph", str(example.path), "--circuit")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("digraph") and "cluster" in result.stdout

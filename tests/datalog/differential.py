@@ -14,11 +14,15 @@ evaluator's from-scratch answers.
   reported delta is exactly the difference of consecutive reference results.
 
 Session options are passed through, so the same check runs against other
-configurations (``run_differential(text, txs, spill_threshold=1)``).
+configurations: ``run_differential(text, txs, spill_threshold=1)`` for one case,
+or a whole hypothesis test from :func:`differential_test`::
+
+    test_spilled = differential_test(max_examples=100, spill_threshold=1)
 """
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import datalog
@@ -202,3 +206,17 @@ def _compare(session, expected: dict, text: str, where: str) -> None:
         want = expected.get(name, set())
         assert got == want, (f"{name} {where}\nmissing {sorted(want - got)}\n"
                              f"extra {sorted(got - want)}\n{text}")
+
+
+def differential_test(max_examples: int = 400, **session_options):
+    """A hypothesis test function checking :func:`run_differential` on
+    ``max_examples`` random programs and transaction sequences, with sessions
+    made with ``session_options``."""
+
+    @settings(max_examples=max_examples, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs(), transactions())
+    def test(text, txs):
+        run_differential(text, txs, **session_options)
+
+    return test

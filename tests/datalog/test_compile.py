@@ -55,3 +55,26 @@ def engine_and_reference(text: str, **inputs) -> dict:
 def test_reference_cases_through_the_engine(case, monkeypatch):
     monkeypatch.setattr(reference_tests, "run", engine_and_reference)
     case()
+
+
+def test_joins_on_one_relation_and_key_share_one_index():
+    import re
+
+    from datalog.compile import compile_plan
+
+    program = datalog.Program("""
+        .decl e(x: number, y: number)
+        .decl a(x: number, y: number)
+        .decl b(x: number, y: number)
+        a(x, z) :- e(x, y), e(y, z).
+        b(x, z) :- e(y, x), e(y, z), x != z.
+    """)
+    compiled = compile_plan(program.plan)
+    assert compiled.indexes[("root", "e", (0,))] == [
+        "a(x, z) :- e(x, y), e(y, z).", "b(x, z) :- e(y, x), e(y, z), x != z."]
+    text = compiled.circuit.describe()
+    source = re.search(r"^(\d+) source arity=2 `e`$", text, re.M).group(1)
+    assert len(re.findall(rf"index_by\(0,\) <- {source}$", text, re.M)) == 1
+    session = program.session()
+    session.insert("e", (1, 2), (2, 3), (1, 4))
+    assert session.query("a") == {(1, 3)} and session.query("b") == {(2, 4), (4, 2)}
