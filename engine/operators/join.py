@@ -63,6 +63,9 @@ class TraceNode(Node):
     def rollback(self) -> None:
         self.trace.rollback()
 
+    def describe_args(self) -> str:
+        return "trace"
+
 
 # ---------------------------------------------------------------------------
 # Generated pair loops

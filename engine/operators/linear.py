@@ -165,7 +165,8 @@ class LinearNode(Node):
         self.out = self.run(batch) if batch else EMPTY
 
     def describe_args(self) -> str:
-        parts = [kind for kind, _ in self.own_stages]
+        parts = [f"project{fn!r}" if kind == "project" else kind
+                 for kind, fn in self.own_stages]
         if self.own_index is not None:
             kind, spec = self.own_index
             parts.append(f"index_by{tuple(spec)}" if kind == "cols" else "index_with")
@@ -187,6 +188,9 @@ class PlusNode(Node):
         else:
             self.out = sum_zsets(batches) or EMPTY
 
+    def describe_args(self) -> str:
+        return "plus"
+
 
 class InspectNode(Node):
     """Inspect: passes its input through and calls ``callback(batch, time)`` for
@@ -207,6 +211,9 @@ class InspectNode(Node):
         if batch:
             nested = self.circuit is not None and self.circuit.nested
             self.callback(batch, (self.epoch, i) if nested else self.epoch)
+
+    def describe_args(self) -> str:
+        return "inspect"
 
 
 # ---------------------------------------------------------------------------
