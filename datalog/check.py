@@ -34,6 +34,7 @@ from datalog.ast import (
     Aggregate,
     Atom,
     Comparison,
+    Constant,
     Fact,
     Functor,
     Literal,
@@ -170,6 +171,7 @@ def check_clauses(program: Program) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for fact in program.facts:
         out += _check_atom(fact.atom, decls)
+        out += _check_terms(fact.atom.args, decls)
         out += _check_fact(fact)
     for rule in program.rules:
         for head in rule.heads:
@@ -207,12 +209,27 @@ def _check_terms(terms, decls: dict[str, RelationDecl]) -> list[Diagnostic]:
     """Functor names and arities, and the literals of aggregate bodies."""
     out: list[Diagnostic] = []
     for term in subterms(terms):
-        if isinstance(term, Functor):
+        if isinstance(term, Constant):
+            out += _check_constant(term)
+        elif isinstance(term, Functor):
             out += _check_functor(term, decls)
         elif isinstance(term, Aggregate):
             for literal in term.body:
                 out += _check_literal(literal, decls)
     return out
+
+
+def _check_constant(term: Constant) -> list[Diagnostic]:
+    """Numbers must fit the engine's 64-bit values."""
+    if term.type == "number" and not -(2 ** 63) <= term.value < 2 ** 63:
+        return [Diagnostic("error", f"`{term.value}` does not fit in a 64-bit `number`",
+                           term.span, hint="numbers range from -2^63 to 2^63 - 1")]
+    if term.type == "unsigned" and not 0 <= term.value < 2 ** 64:
+        return [Diagnostic("error", f"`{term.value}u` does not fit in a 64-bit `unsigned`",
+                           term.span, hint="unsigned numbers range from 0 to 2^64 - 1")]
+    if term.type == "float" and term.value in (float("inf"), float("-inf")):
+        return [Diagnostic("error", "float literal out of range", term.span)]
+    return []
 
 
 def _check_functor(term: Functor, decls: dict[str, RelationDecl]) -> list[Diagnostic]:

@@ -423,7 +423,10 @@ class _Callbacks:
         node = Aggregate(kind, target, literals, span)
         inner = [target] if target is not None else []
         for lit in literals:
-            inner.append(lit.atom if isinstance(lit, Negation) else lit)
+            if isinstance(lit, Comparison):
+                inner.append(lit)
+            else:
+                inner.extend((lit.atom if isinstance(lit, Negation) else lit).args)
         return self.nested(node, *inner)
 
     def agg_body(self, *children):

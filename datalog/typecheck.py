@@ -168,6 +168,10 @@ class _Clause:
         for v in clause_variables(head, body):
             self.counts[v.name] = self.counts.get(v.name, 0) + 1
         self.reported: set[int] = set()
+        # (term, scope, expected, report) -> type; cleared when a variable's type is
+        # learnt. Without it an operator chain would be typed exponentially often.
+        self.memo: dict[tuple, str | None] = {}
+        self.scopes: dict[tuple[int, int], Scope] = {}
 
     def error(self, message: str, span: Span, hint: str | None = None) -> None:
         self.out.append(Diagnostic("error", message, span, hint))
@@ -216,11 +220,13 @@ class _Clause:
                         found = self.type_of(other, scope, None, report=False)
                         if found is not None:
                             self.types[scope.key(var.name)] = (found, other.span, "an equality")
+                            self.memo.clear()
                             changed = True
 
     def constrain(self, var: Variable, scope: Scope, ctype: str, where: str) -> None:
         key = scope.key(var.name)
         known = self.types.get(key)
+        self.memo.clear()
         if known is None:
             self.types[key] = (ctype, var.span, where)
             return
@@ -304,6 +310,15 @@ class _Clause:
                 report: bool = True) -> str | None:
         """The type of ``term`` (a user type for variables, else primitive), or
         None when unknown; reports operators applied to wrong types."""
+        if isinstance(term, (Variable, Wildcard, Constant)):
+            return self._type_of(term, scope, expected, report)
+        key = (id(term), id(scope), expected, report)
+        if key not in self.memo:
+            self.memo[key] = self._type_of(term, scope, expected, report)
+        return self.memo[key]
+
+    def _type_of(self, term: Term, scope: Scope, expected: str | None,
+                 report: bool) -> str | None:
         if isinstance(term, Variable):
             known = self.types.get(scope.key(term.name))
             return known[0] if known else None
@@ -344,7 +359,10 @@ class _Clause:
         return result
 
     def aggregate_type(self, agg: Aggregate, outer: Scope, report: bool) -> str | None:
-        scope = outer.enter(agg, self.counts)
+        key = (id(agg), id(outer))
+        if key not in self.scopes:
+            self.scopes[key] = outer.enter(agg, self.counts)
+        scope = self.scopes[key]
         if report and id(agg) not in self.reported:
             self.reported.add(id(agg))
             self.infer(agg.body, scope)
