@@ -31,7 +31,9 @@ columns; the engine memoizes ``index_by`` per (stream, columns), and every join
 reads a relation through the same stream object, so all joins on one (relation,
 key) share one trace. Negation is an antijoin; an aggregate is computed at the
 root from its correlated body, seeded by the distinct grouping values of the
-outer rows (so ``count``/``sum`` of an empty group are ``0``).
+outer rows (so ``count``/``sum`` of an empty group are ``0``). In a recursive
+rule the seeds are the key values of the body's first atom instead, and the table
+enters the child circuit through an Import.
 """
 
 from __future__ import annotations
@@ -305,38 +307,81 @@ class _Pipeline:
         return out
 
     def _aggregate(self, stream, step: Aggregate):
-        if self.scope.parent is not None:
-            raise EvaluationError([Diagnostic(
-                "error", f"aggregates inside a recursive rule are not supported "
-                         f"(`{self.rule.label}`)", _span(self.rule.location),
-                "compute the aggregate into a relation of its own")])
+        """Outer rows extended by their aggregate. The result table (seed ->
+        result) is computed in the root: seeded by the outer rows themselves in
+        the root; inside a child circuit (a recursive rule) seeded by every seed
+        the body's first join can match, and imported."""
         stream = self.flush(stream)
         width = self.width
         k = len(step.seed)
         gen = Codegen()
         seed_row = _tuple_source([f"t[{i}]" for i in step.seed])
-        seeds = stream.map(self._function(gen, "t", [f"return {seed_row}"], "seed"))\
-            .distinct(label="aggregate seeds")
-        body = _Pipeline(self.compiler, self.scope, self.rule)
-        rows = body.run(step.body, start=seeds, width=k)
-        target = step.target if step.target is not None else None
-        # body rows -> key + (1, target); seeds -> key + (0,): every seed has a group.
-        extra = [target] if target is not None else []
-        rows = body.flush(rows, extra=extra)
-        tgen = Codegen()
-        value = f"t[{body.width}]" if target is not None else "None"
-        tag = self._function(tgen, "t", [f"return t[:{k}] + (1, {value})"], "tag")
-        tagged = rows.map(tag).plus(
-            seeds.map(self._function(Codegen(), "t", ["return t + (0, None)"], "seed tag")))
-        groups = tagged.index_by(tuple(range(k)))
-        result = groups.aggregate(_aggregator(step, k), label=f"{step.kind} "
-                                  f"[{self.rule.label}]")
         left = stream.index_by(tuple(step.seed))
         combine = self._function(Codegen(), "k, l, r", [f"return l + (r[{k}],)"],
                                  "aggregate result")
+        label = f"{self.rule.label}  [{step.kind}]"
         self.width = width + 1
-        return left.join(result.index_by(tuple(range(k))), combine,
-                         label=f"{self.rule.label}  [{step.kind}]")
+        if self.scope.parent is None:
+            seeds = stream.map(self._function(gen, "t", [f"return {seed_row}"], "seed"))\
+                .distinct(label="aggregate seeds")
+            result = self._aggregate_table(seeds, step)
+            return left.join(result.index_by(tuple(range(k))), combine, label=label)
+        root = _Pipeline(self.compiler, self.compiler.root, self.rule)
+        table = root._aggregate_table(root._candidate_seeds(step), step)
+        right = self.scope.circuit.import_(table, label=f"{step.kind} table")\
+            .index_by(tuple(range(k)))
+        joined = left.join(right, combine, label=label)
+        if step.kind not in ("count", "sum"):
+            return joined
+        # Seeds the body cannot match: count and sum of nothing are 0.
+        zero = "0.0" if step.type == "float" else "0"
+        empty = left.antijoin(right, label=f"{label} of nothing").map(
+            self._function(Codegen(), "t", [f"return t + ({zero},)"], "empty group"))
+        return joined.plus(empty)
+
+    def _candidate_seeds(self, step: Aggregate):
+        """A root stream holding every seed for which ``step.body`` can have a
+        row: the distinct key values of the body's first join (which must key
+        on every seed slot)."""
+        k = len(step.seed)
+        first = step.body[0] if step.body else None
+        if k == 0:
+            return self.scope.relation(UNIT)
+        columns = {}
+        if isinstance(first, Join):
+            for column, expr in first.keys:
+                if isinstance(expr, Col) and expr.index < k:
+                    columns.setdefault(expr.index, column)
+        if len(columns) < k:
+            raise EvaluationError([Diagnostic(
+                "error", f"this aggregate inside a recursive rule is not supported: "
+                         f"its body must start with an atom binding every variable it "
+                         f"shares with the rule (`{self.rule.label}`)",
+                _span(self.rule.location),
+                "compute the aggregate into a relation of its own")])
+        relation = self._relation(first.relation, first.consts, first.equal)
+        row = _tuple_source([f"t[{columns[i]}]" for i in range(k)])
+        return relation.map(self._function(Codegen(), "t", [f"return {row}"],
+                                           "candidate seeds"))\
+            .distinct(label="aggregate seeds")
+
+    def _aggregate_table(self, seeds, step: Aggregate):
+        """``seed + (result,)`` for every seed of ``seeds`` whose group has a
+        result (count and sum always have one: 0 for an empty body)."""
+        k = len(step.seed)
+        body = _Pipeline(self.compiler, self.scope, self.rule)
+        rows = body.run(step.body, start=seeds, width=k)
+        target = step.target
+        # body rows -> key + (1, target); seeds -> key + (0, None): every seed
+        # has a group, so count and sum of an empty body are 0.
+        rows = body.flush(rows, extra=[target] if target is not None else [])
+        value = f"t[{body.width}]" if target is not None else "None"
+        tag = self._function(Codegen(), "t", [f"return t[:{k}] + (1, {value})"], "tag")
+        tagged = rows.map(tag).plus(
+            seeds.map(self._function(Codegen(), "t", ["return t + (0, None)"], "seed tag")))
+        groups = tagged.index_by(tuple(range(k)))
+        return groups.aggregate(_aggregator(step, k),
+                                label=f"{step.kind} [{self.rule.label}]")
 
     # ------------------------------------------------------------ fused steps
 

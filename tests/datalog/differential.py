@@ -96,7 +96,7 @@ def rules_for(draw, head: str, head_types, group: int, relations: dict, groups: 
                 args.append(_const(draw, t) if pick == 0 or (not pool and pick != 1)
                             else "_" if pick == 1 else draw(st.sampled_from(pool)))
             body.append(f"!{rel}({', '.join(args)})")
-        elif kind == "aggregate" and not recursive:
+        elif kind == "aggregate":
             candidates = [r for r in lower if "number" in relations[r]]
             if not candidates:
                 continue

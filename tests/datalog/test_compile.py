@@ -78,3 +78,31 @@ def test_joins_on_one_relation_and_key_share_one_index():
     session = program.session()
     session.insert("e", (1, 2), (2, 3), (1, 4))
     assert session.query("a") == {(1, 3)} and session.query("b") == {(2, 4), (4, 2)}
+
+
+def test_aggregates_in_recursive_rules():
+    text = """
+        .decl e(x: number, y: number)
+        .decl w(x: number, c: number)
+        .decl r(x: number, c: number)
+        .decl q(x: number)
+        r(x, 0) :- e(x, _), x < 1.
+        r(y, c) :- r(x, _), e(x, y), c = count : { w(y, _) }.
+        q(0).
+        q(y) :- q(x), e(x, y), m = max v : { w(y, v) }, m > 1.
+    """
+    inputs = {"e": {(0, 1), (1, 2), (2, 3), (3, 1)}, "w": {(1, 5), (1, 6), (2, 0), (3, 3)}}
+    engine_and_reference(text, **inputs)
+    session = datalog.Program(text).session()
+    session.insert("e", *inputs["e"])
+    session.insert("w", *inputs["w"])
+    delta = session.retract("w", (1, 5), (1, 6))
+    assert delta.retracted["q"] == {(1,)} and delta.inserted["r"] == {(1, 0)}
+    unsupported = datalog.Program("""
+        .decl e(x: number, y: number)
+        .decl r(x: number)
+        r(0).
+        r(y) :- r(x), e(x, y), c = count : { e(z, _), z < y }, c > 0.
+    """)
+    with pytest.raises(datalog.EvaluationError, match="recursive rule"):
+        unsupported.session()
