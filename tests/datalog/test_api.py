@@ -245,3 +245,14 @@ def test_spill_threshold_is_reserved_or_wired():
     else:
         s.insert("edge", (1, 2))
         assert s.query("path") == {(1, 2)}
+
+
+def test_derived_relations_take_inserted_rows_too(session):
+    session.insert("edge", (1, 2))
+    delta = session.insert("path", (1, 2), (7, 8))        # (1, 2) is derived already
+    assert delta.inserted == {"path": {(7, 8)}}
+    assert not session.retract("path", (3, 4))             # never inserted: no change
+    delta = session.retract("path", (1, 2))                # inserted copy gone, still derived
+    assert not delta and (1, 2) in session.query("path")
+    assert session.retract("edge", (1, 2)).retracted["path"] == {(1, 2)}
+    assert session.query("path") == {(7, 8)}
