@@ -162,12 +162,15 @@ def main(argv=None) -> None:
     parser.add_argument("--nodes", type=int, default=1000, help="random graph nodes")
     parser.add_argument("--edges", type=int, default=1200, help="random graph edges")
     parser.add_argument("--updates", type=int, default=20)
+    parser.add_argument("--chain-updates", type=int, default=None,
+                        help="updates on the chain (default: --updates)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     print(f"python {sys.version.split()[0]}, seed {args.seed}")
     graph = chain(args.chain)
-    measure(f"chain of {args.chain} nodes", graph, updates(graph, args.updates, rng, True))
+    count = args.updates if args.chain_updates is None else args.chain_updates
+    measure(f"chain of {args.chain} nodes", graph, updates(graph, count, rng, True))
     graph = random_graph(args.nodes, args.edges, rng)
     measure(f"random graph, {args.nodes} nodes", graph,
             updates(graph, args.updates, rng, False))

@@ -44,7 +44,7 @@ from datalog.ast import Span
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
 from datalog.expressions import Codegen
 from datalog.functors import WRAP, FunctorError
-from engine import Circuit
+from engine import Circuit, EngineError
 from engine.plan import (Aggregate, Antijoin, Assign, Col, Filter, Join, ProgramPlan,
                          RulePlan, Scan, StratumPlan)
 
@@ -101,6 +101,8 @@ def compile_plan(plan: ProgramPlan, max_iterations: int | None = None,
         raise DatalogError("spilling traces to Spark (spill_threshold) is not "
                            "available: it needs the `spark` extra and its "
                            "engine support") from None
+    except EngineError as error:          # max_iterations out of range
+        raise DatalogError(str(error)) from None
     compiler = _Compiler(plan, circuit)
     compiler.build()
     return CompiledProgram(plan, circuit, compiler.functions, compiler.indexes)

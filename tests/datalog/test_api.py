@@ -256,3 +256,10 @@ def test_derived_relations_take_inserted_rows_too(session):
     assert not delta and (1, 2) in session.query("path")
     assert session.retract("edge", (1, 2)).retracted["path"] == {(1, 2)}
     assert session.query("path") == {(7, 8)}
+
+
+def test_bad_session_options_are_datalog_errors():
+    program = datalog.Program(TC)
+    for bad in (0, -5):
+        with pytest.raises(DatalogError):
+            program.session(max_iterations=bad)
