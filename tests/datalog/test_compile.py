@@ -106,3 +106,37 @@ def test_aggregates_in_recursive_rules():
     """)
     with pytest.raises(datalog.EvaluationError, match="recursive rule"):
         unsupported.session()
+
+
+@pytest.mark.parametrize("text, inputs", [
+    ("""  // nullary relations: a join and an antijoin with no key
+        .decl q(x: number)
+        .decl flag()
+        .decl p(x: number)
+        .decl np(x: number)
+        flag() :- q(3).
+        p(x) :- q(x), flag().
+        np(x) :- q(x), !flag().
+     """, {"q": {(1,), (3,)}}),
+    ("""  // equalities: filters, assignments, both directions
+        .decl q(x: number, y: number)
+        .decl p(x: number, y: number)
+        p(x, y) :- q(x, y), x = y.
+        p(x, z) :- q(x, y), z = y * 2, z = x + 2.
+        p(a, b) :- q(a, _), b = a, b > 1.
+     """, {"q": {(1, 1), (2, 3), (2, 2), (4, 4)}}),
+    ("""  // floats, string constraints, mean and count side by side
+        .decl q(x: float, s: symbol)
+        .decl p(x: float, n: number)
+        p(x + 1, strlen(s)) :- q(x, s), x >= 1, contains("a", s).
+        p(m, c) :- m = mean x : { q(x, _) }, c = count : { q(_, s), match("b.*", s) }.
+     """, {"q": {(1.0, "abc"), (2.5, "bcd"), (0.5, "a")}}),
+    ("""  // range: bound by an atom, and counting down without one
+        .decl q(x: number)
+        .decl p(x: number, y: number)
+        p(x, y) :- q(x), y = range(0, x).
+        p(x, x) :- x = range(10, 7).
+     """, {"q": {(3,), (0,)}}),
+], ids=["nullary", "equalities", "floats-strings", "range"])
+def test_corner_cases_agree_with_the_reference(text, inputs):
+    engine_and_reference(text, **inputs)
