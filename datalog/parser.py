@@ -73,6 +73,8 @@ MAX_DEPTH = 100
 #: A body may expand to at most this many alternatives (its disjunctive normal form).
 MAX_ALTERNATIVES = 1000
 
+#: How many files deep ``#include`` may nest.
+MAX_INCLUDE_DEPTH = 64
 #: Constraints written like calls, and their negations.
 CONSTRAINTS = ("contains", "match")
 NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<",
@@ -514,15 +516,20 @@ class _Loader:
     def include(self, base: str, name: str, span: Span) -> list:
         path = os.path.normpath(os.path.join(base, name)) if base or not os.path.isabs(name) \
             else name
+        if len(self.stack) >= MAX_INCLUDE_DEPTH:
+            raise ParseError([Diagnostic("error", f"`#include` nests more than "
+                                         f"{MAX_INCLUDE_DEPTH} files deep", span)],
+                             self.sources)
         if path in self.stack:
             cycle = " -> ".join([*self.stack[self.stack.index(path):], path])
             raise ParseError([Diagnostic("error", f"`#include` cycle: {cycle}", span)],
                              self.sources)
         try:
             text = _read(path)
-        except OSError as e:
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            reason = getattr(e, "strerror", None) or str(e)
             raise ParseError([Diagnostic("error", f"cannot read included file `{name}`: "
-                                         f"{e.strerror or e}", span)], self.sources) from None
+                                         f"{reason}", span)], self.sources) from None
         return self.load(text, path)
 
     def parse_text(self, text: str, path: str, columns: dict[int, ColumnMap]) -> list:
@@ -586,7 +593,7 @@ def parse_file(path: str | os.PathLike) -> Program:
     path = os.fspath(path)
     try:
         text = _read(path)
-    except (OSError, UnicodeDecodeError) as e:
+    except (OSError, UnicodeDecodeError, ValueError) as e:
         reason = getattr(e, "strerror", None) or str(e)
         raise ParseError([Diagnostic("error", f"cannot read `{path}`: {reason}",
                                      Span(path, 0, 0, 0, 0))]) from None

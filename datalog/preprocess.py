@@ -394,8 +394,11 @@ def _replace_identifiers(text: str, replace: Callable[[str], str | None]) -> str
 
 
 def _strip_comments(text: str) -> str:
+    """``text`` without its comments (a block comment becomes a space)."""
     out = []
-    for m in _PIECE.finditer(text):
+    pos = 0
+    while pos < len(text):
+        m = _PIECE.match(text, pos)
         piece = m.group(0)
         if piece.startswith("//"):
             break
@@ -404,8 +407,10 @@ def _strip_comments(text: str) -> str:
             out.append(" ")
             if close < 0:
                 break
-            return "".join(out) + _strip_comments(text[close + 2:])
+            pos = close + 2
+            continue
         out.append(piece)
+        pos = m.end()
     return "".join(out)
 
 

@@ -343,3 +343,24 @@ def test_ten_thousand_lines_parse_quickly():
     elapsed = time.perf_counter() - start
     assert len(program.facts) == 5000 and len(program.rules) == 5000
     assert elapsed < 10, elapsed  # about 1.5 s on one core; generous for loaded machines
+
+
+def test_include_errors_name_the_include(tmp_path):
+    (tmp_path / "bin.dl").write_bytes(b"\xff\xfe")
+    (tmp_path / "dir.dl").mkdir()
+    for target, reason in (("bin.dl", "codec can't decode"), ("dir.dl", "directory"),
+                           ("nope.dl", "No such file")):
+        main = tmp_path / "main.dl"
+        main.write_text(f'.decl a(x: number)\n#include "{target}"\n')
+        with pytest.raises(ParseError, match=reason) as info:
+            parse_file(main)
+        assert (info.value.path, info.value.line, info.value.column) == (str(main), 2, 10)
+
+
+def test_include_depth_is_limited(tmp_path):
+    for i in range(70):
+        (tmp_path / f"f{i}.dl").write_text(f'#include "f{i + 1}.dl"\n')
+    (tmp_path / "f70.dl").write_text("a(1).\n")
+    with pytest.raises(ParseError, match="nests more than 64 files deep"):
+        parse_file(tmp_path / "f0.dl")
+    assert parse_file(tmp_path / "f20.dl").facts[0].span.path == str(tmp_path / "f70.dl")
