@@ -25,7 +25,7 @@ def test_an_interrupted_statement_leaves_the_committed_state():
 
 def test_save_writes_every_relation_in_the_facts_format(tmp_path):
     target = tmp_path / "saved"
-    repl, out = session("edge(3, 4).", f":save {target}")
+    repl, _ = session("edge(3, 4).", f":save {target}")
     assert sorted(p.name for p in target.iterdir()) == ["edge.facts", "path.facts"]
     assert (target / "edge.facts").read_text() == "1\t2\n2\t3\n3\t4\n"
     assert (target / "path.facts").read_text().splitlines()[:3] == ["1\t2", "1\t3", "1\t4"]
@@ -42,10 +42,21 @@ def test_save_refuses_symbols_that_a_facts_file_cannot_hold(tmp_path):
 
 
 def test_a_failed_statement_changes_nothing():
-    repl, out = session("edge(3, 4).")
+    repl, _ = session("edge(3, 4).")
     text, changes = repl.text, dict(repl.changes)
     rows = repl.session.query("path")
     repl.feed_lines(["p(x) :- nothing(x).", "edge(1, \"x\").", ".decl path(a: number)"])
     assert repl.failed
     assert repl.text == text and repl.changes == changes
     assert repl.session.query("path") == rows
+
+
+def test_a_value_out_of_its_columns_range_is_reported_at_the_statement():
+    out = io.StringIO()
+    repl = Repl(str(DATA / "people.dl"), out=out, err=out)
+    repl.feed_lines(["", 'person("x", -1, 1.0).', 'person("y", 18446744073709551616, 1.0).'])
+    assert repl.failed
+    text = out.getvalue()
+    assert text.count("error:") == 2
+    assert "<repl>:2:" in text and "<repl>:3:" in text
+    assert repl.session.query("person") == frozenset()
