@@ -1,0 +1,261 @@
+"""Fact files in and output files out, by Spark, in the local engine's format.
+
+Inputs (the conventions of ``datalog/io.py``): ``.input r`` reads
+``FACTS/r.facts`` (or the directive's ``filename=``): one row per line, columns
+separated by a tab (or ``delimiter=``), symbols unquoted, ``headers=true`` skips
+the first line, blank lines are skipped. Spark's CSV reader reads each file as
+one string column per line (no quoting, no escapes: the line as it is; the
+reader drops the header line of each file itself); the split into columns and
+the typing happen in Spark expressions. A row that does not fit raises inside
+the job with its file and text; :func:`locate` then finds its line number for
+the message (the error path reads the file, nothing else does).
+
+Outputs: each ``.output r`` becomes ``OUT/r.csv`` (or ``filename=``): the rows
+sorted (by the typed columns: numbers numerically, unsigned as unsigned,
+symbols by code point), values as the local engine writes them, columns joined
+by the delimiter, ``\\n`` after each row -- byte for byte the local engine's
+file. Spark writes it as one partition into a temporary directory beside the
+target; the part file is renamed into place once every output has been
+written, so a failed run leaves no partial output. ``--output-format parquet``
+writes ``OUT/r.parquet`` (a Spark directory of one part file, typed columns
+named after the attributes, unsigned as ``decimal(20,0)``).
+
+>>> split_pattern(",")
+'\\\\Q,\\\\E'
+>>> text_param("\\\\t")
+'\\t'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+
+from engine.plan import IOPlan, RelationPlan
+from engine.spark.errors import FactFileError, SparkEngineError
+from engine.spark.expressions import F, big, flip, parse_float, text, unsigned_decimal
+from engine.spark.pipeline import SPARK_TYPES
+
+#: The mark of a bad input row inside a Spark error: ``[path] message|line``.
+DATA_MARK = "datalog data error "
+_DATA = re.compile(re.escape(DATA_MARK) + r"\[([^\]]*)\] (.*?)\x1f(.*?)\x1f")
+_INPUT_INTEGER = r"^\s*(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[+-]?[0-9]+)\s*$"
+_TYPE_NAMES = {"number": "a number", "unsigned": "an unsigned number",
+               "float": "a float", "symbol": "a symbol"}
+
+
+def text_param(value: str | None, default: str = "\t") -> str:
+    """A directive's text parameter with its backslash escapes resolved."""
+    if not value:
+        return default
+    return value.encode("utf-8").decode("unicode_escape") if "\\" in value else value
+
+
+def split_pattern(delimiter: str) -> str:
+    """A Java regular expression matching ``delimiter`` literally."""
+    return "\\Q" + delimiter.replace("\\E", "\\E\\\\E\\Q") + "\\E"
+
+
+def is_true(value: str | None) -> bool:
+    return value is not None and value.strip().lower() in ("true", "1", "yes")
+
+
+def input_path(io: IOPlan, fact_dir: str) -> str:
+    return os.path.join(fact_dir, io.param("filename") or f"{io.relation}.facts")
+
+
+def output_name(io: IOPlan, output_format: str) -> str:
+    if io.param("filename"):
+        return io.param("filename")
+    return f"{io.relation}.{'parquet' if output_format == 'parquet' else 'csv'}"
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_input(spark, io: IOPlan, relation: RelationPlan, fact_dir: str):
+    """The rows of ``relation``'s input file as a DataFrame (``c0``, ...)."""
+    path = input_path(io, fact_dir)
+    if "://" not in path and not os.path.isfile(path):
+        raise SparkEngineError(
+            f"cannot open fact file for `{relation.name}`: {path}: no such file")
+    f = F()
+    reader = (spark.read.schema("line string")
+              .option("sep", "\u0001").option("quote", "").option("escape", "\u0001")
+              .option("comment", "").option("lineSep", "\n")
+              .option("ignoreLeadingWhiteSpace", False)
+              .option("ignoreTrailingWhiteSpace", False)
+              .option("nullValue", "\u0001\u0002").option("emptyValue", "")
+              .option("header", is_true(io.param("headers")))
+              .option("encoding", "UTF-8"))
+    lines = reader.csv(path).select(f.regexp_replace("line", "\r$", "").alias("line"))
+    arity = relation.arity
+    if arity == 0:
+        return lines.limit(1).select()
+    keep_blank = arity == 1 and relation.types[0] == "symbol"
+    blank = f.col("line").rlike(r"^\s*$")
+    lines = lines.filter(~blank | ((f.length("line") > 0) if keep_blank else f.lit(False)))
+    fields = f.split(f.col("line"), split_pattern(text_param(io.param("delimiter"))), -1)
+    count = f.size(fields)
+
+    def error(message):
+        return f.raise_error(f.concat(f.lit(f"{DATA_MARK}[{path}] "), message,
+                                      f.lit("\x1f"), f.col("line"), f.lit("\x1f")))
+
+    noun = "column" if arity == 1 else "columns"
+    columns = []
+    for i, (type_, name) in enumerate(zip(relation.types, relation.attributes)):
+        value = fields.getItem(i)
+        wrong = error(f.concat(f.lit(f"column {i + 1} ({name}) of `{relation.name}` is "
+                                     f"{_TYPE_NAMES[type_]}; found `"), value, f.lit("`")))
+        columns.append((value, type_, wrong))
+    arity_error = error(f.concat(f.lit(f"`{relation.name}` has {arity} {noun}; found "),
+                                 count.cast("string")))
+    # Every column checks the arity first, so no column can be read unchecked.
+    return lines.select(*[
+        f.when(count != arity, arity_error).otherwise(typed(value, type_, wrong))
+        .cast(SPARK_TYPES[type_]).alias(f"c{i}")
+        for i, (value, type_, wrong) in enumerate(columns)])
+
+
+def typed(value, type_: str, wrong):
+    """The text ``value`` as a ``type_`` column; ``wrong`` where it does not fit."""
+    f = F()
+    if type_ == "symbol":
+        return value
+    if type_ == "float":
+        return parse_float(value, error=lambda _: wrong)
+    hexa = value.rlike(r"^\s*0[xX]")
+    binary = value.rlike(r"^\s*0[bB]")
+    digits = f.regexp_replace(f.trim(value), "^0[xXbB]", "")
+    magnitude = (f.when(hexa & (f.length(f.regexp_replace(digits, "^0+", "")) <= 16),
+                        f.conv(digits, 16, 10).cast("decimal(38,0)"))
+                 .when(binary & (f.length(f.regexp_replace(digits, "^0+", "")) <= 64),
+                       f.conv(digits, 2, 10).cast("decimal(38,0)"))
+                 .when(~hexa & ~binary & (f.length(value) <= 60),
+                       f.trim(value).cast("decimal(38,0)")))
+    low, high = (big(-(2**63)), big(2**63 - 1)) if type_ == "number" else (
+        big(0), big(2**64 - 1))
+    bits = f.when(magnitude >= big(2**63), magnitude - big(2**64)).otherwise(magnitude)
+    return (f.when(~value.rlike(_INPUT_INTEGER) | magnitude.isNull()
+                   | (magnitude < low) | (magnitude > high), wrong)
+            .otherwise(bits.cast("long")))
+
+
+def explain_data_error(exc: BaseException) -> FactFileError | None:
+    """The bad input row inside a Spark exception, with its line number when
+    the file can be read here."""
+    match = _DATA.search(str(exc))
+    if match is None:
+        return None
+    path, message, line = match.groups()
+    return FactFileError(path, locate(path, line), message)
+
+
+def locate(path: str, line: str) -> int | None:
+    """The number of the first line of ``path`` whose text is ``line``."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            for number, text in enumerate(handle, start=1):
+                if text.rstrip("\n").removesuffix("\r") == line:
+                    return number
+    except OSError:
+        return None
+    return None
+
+
+# ---------------------------------------------------------------- writing
+
+
+def sort_columns(relation: RelationPlan):
+    """The columns to sort rows by, in the local engine's order."""
+    f = F()
+    return [flip(f.col(f"c{i}")) if t == "unsigned" else f.col(f"c{i}")
+            for i, t in enumerate(relation.types)]
+
+
+def text_lines(df, relation: RelationPlan, io: IOPlan | None):
+    """One string column ``line``: each row as the local engine writes it,
+    sorted."""
+    f = F()
+    if relation.arity == 0:
+        return df.limit(1).select(f.lit("()").alias("line"))
+    sep = text_param(io.param("delimiter") if io is not None else None)
+    parts = [text(t, f.col(f"c{i}")) for i, t in enumerate(relation.types)]
+    line = parts[0] if len(parts) == 1 else f.concat_ws(sep, *parts)
+    return df.orderBy(*sort_columns(relation)).select(line.alias("line"))
+
+
+def typed_frame(df, relation: RelationPlan):
+    """The relation with its attribute names, unsigned columns as decimals."""
+    f = F()
+    return df.orderBy(*sort_columns(relation)).select(*[
+        (unsigned_decimal(f.col(f"c{i}")) if t == "unsigned" else f.col(f"c{i}")).alias(a)
+        for i, (t, a) in enumerate(zip(relation.types, relation.attributes))])
+
+
+class OutputWriter:
+    """Writes outputs into a staging directory under ``output_dir``, then
+    :meth:`commit` moves them into place (or :meth:`abort` removes them)."""
+
+    def __init__(self, output_dir: str, output_format: str = "csv"):
+        self.output_dir = output_dir
+        self.output_format = output_format
+        #: A URI (``hdfs://``, ``s3a://``): Spark writes each output as its usual
+        #: directory ``OUT/<name>`` of part files; nothing is renamed.
+        self.local = "://" not in output_dir
+        self.staging = None
+        if self.local:
+            os.makedirs(output_dir, exist_ok=True)
+            self.staging = tempfile.mkdtemp(prefix=".datalog-spark-", dir=output_dir)
+        self.pending: list[tuple[str, str]] = []
+
+    def write(self, df, relation: RelationPlan, io: IOPlan) -> None:
+        name = output_name(io, self.output_format)
+        if self.local:
+            target = os.path.join(self.staging, f"{len(self.pending)}")
+        else:
+            target = f"{self.output_dir.rstrip('/')}/{name}"
+        if self.output_format == "parquet":
+            typed_frame(df, relation).coalesce(1).write.mode("overwrite").parquet(target)
+        else:
+            (text_lines(df, relation, io).coalesce(1).write.mode("overwrite")
+             .option("lineSep", "\n").text(target))
+        self.pending.append((target, name))
+
+    def commit(self) -> list[str]:
+        """Moves every written output to its place; the paths written."""
+        written = []
+        if not self.local:
+            return [target for target, _ in self.pending]
+        for target, name in self.pending:
+            final = os.path.join(self.output_dir, name)
+            if self.output_format == "parquet":
+                if os.path.isdir(final):
+                    shutil.rmtree(final)
+                os.replace(target, final)
+            else:
+                parts = sorted(p for p in os.listdir(target) if p.startswith("part-"))
+                os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
+                if parts:
+                    os.replace(os.path.join(target, parts[0]), final)
+                else:
+                    open(final, "w").close()
+            written.append(final)
+        self.abort()
+        return written
+
+    def abort(self) -> None:
+        if self.local:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def stdout_text(df, relation: RelationPlan, io: IOPlan | None) -> str:
+    """A relation framed for standard output as the local engine prints it; the
+    rows come back through Arrow."""
+    table = text_lines(df, relation, io).toArrow()
+    rows = "".join(line + "\n" for line in table.column("line").to_pylist())
+    rule = "=" * 15
+    return f"{'-' * 15}\n{relation.name}\n{rule}\n{rows}{rule}\n"

@@ -1,0 +1,116 @@
+"""``datalog run --engine spark``: a whole program on Spark, files in, files out.
+
+:func:`run_on_spark` is what the command line calls with the program's plan:
+it gets a session (:mod:`engine.spark.session`), reads every ``.input`` with
+Spark, evaluates (:mod:`engine.spark.executor`), writes every ``.output`` with
+Spark and returns the text for standard output (``IO=stdout`` relations, ``-D
+-``, ``.printsize`` lines) -- the same files and text as the local engine's
+``datalog run``.
+
+What runs where: the plan is built here, in this Python process; every row is
+read, joined, deduplicated, aggregated, sorted and written by Spark's
+executors (threads of this process's JVM for ``local[*]``, a cluster's
+machines otherwise); only the rows printed to standard output come back, as
+Arrow batches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.plan import ProgramPlan
+from engine.spark.errors import SparkEngineError
+from engine.spark.executor import (
+    SparkExecutor,
+    is_spark_failure,
+    materialize,
+    run_settings,
+    translate,
+)
+from engine.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
+from engine.spark.session import get_session
+
+OUTPUT_FORMATS = ("csv", "parquet")
+
+
+@dataclass
+class SparkRun:
+    """What a run did: ``files`` written, ``stdout`` text, and ``iterations``
+    per recursive stratum."""
+
+    files: list[str] = field(default_factory=list)
+    stdout: str = ""
+    iterations: dict = field(default_factory=dict)
+
+
+def read_inputs(spark, plan: ProgramPlan, fact_dir: str) -> dict:
+    """Every ``.input`` relation read and checked (one job each, so that a bad
+    row is reported now, with its file and line, even in an unused relation)."""
+    inputs = {}
+    with run_settings(spark):
+        for io in plan.inputs:
+            relation = plan.relations[io.relation]
+            df = read_input(spark, io, relation, fact_dir)
+            try:
+                inputs[io.relation] = materialize(df, eager=True)
+            except Exception as exc:
+                if not is_spark_failure(exc):
+                    raise
+                raise spark_error(exc) from None
+    return inputs
+
+
+def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", *,
+                 master: str | None = None, spark=None, output_format: str = "csv",
+                 max_iterations: int | None = None, checkpoint_dir: str | None = None
+                 ) -> SparkRun:
+    """Evaluates ``plan`` on Spark; ``output_dir`` ``"-"`` prints every output.
+    ``spark`` is a session the caller owns (else one is made for ``master``)."""
+    if output_format not in OUTPUT_FORMATS:
+        raise SparkEngineError(f"unknown output format `{output_format}` "
+                               f"(expected one of {', '.join(OUTPUT_FORMATS)})")
+    spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir)
+    inputs = read_inputs(spark, plan, fact_dir)
+    executor = SparkExecutor(spark, plan, **(
+        {"max_iterations": max_iterations} if max_iterations else {}))
+    try:
+        return write_outputs(spark, plan, executor.evaluate(inputs), output_dir,
+                             output_format, executor.iterations)
+    finally:
+        executor.release()
+
+
+def write_outputs(spark, plan: ProgramPlan, relations: dict, output_dir: str,
+                  output_format: str, iterations: dict) -> SparkRun:
+    """Writes (or prints) every output and ``.printsize`` count; all files or
+    none."""
+    result = SparkRun(iterations=dict(iterations))
+    stdout: list[str] = []
+    to_print = [io for io in plan.outputs
+                if output_dir == "-" or (io.param("IO") or "").lower() == "stdout"]
+    to_write = [io for io in plan.outputs if io not in to_print]
+    writer = OutputWriter(output_dir, output_format) if to_write else None
+    with run_settings(spark):
+        try:
+            for io in to_write:
+                writer.write(relations[io.relation], plan.relations[io.relation], io)
+            for io in to_print:
+                stdout.append(stdout_text(relations[io.relation],
+                                          plan.relations[io.relation], io))
+            for io in plan.printsize:
+                stdout.append(f"{io.relation}\t{relations[io.relation].count()}\n")
+        except Exception as exc:
+            if writer is not None:
+                writer.abort()
+            if not is_spark_failure(exc):
+                raise
+            raise spark_error(exc) from None
+    if writer is not None:
+        result.files = writer.commit()
+    result.stdout = "".join(stdout)
+    return result
+
+
+def spark_error(exc: BaseException) -> SparkEngineError:
+    """A failure inside a Spark job as one of our errors."""
+    return explain_data_error(exc) or translate(exc)

@@ -1,0 +1,154 @@
+"""Getting a SparkSession: local by default, any cluster by master URL.
+
+:func:`get_session` is the one place a session is made. Its defaults suit one
+machine: master ``local[*]``, the web UI off, everything bound to the loopback
+address (Spark otherwise binds the machine's external address), quiet logs, and
+few shuffle partitions (one job per partition costs time; a laptop has few
+cores). The same call reaches a cluster:
+
+======================  ==================================================
+``master``              what runs where
+======================  ==================================================
+``None``/``local[N]``   a Spark inside this process's JVM, on this machine
+``spark://host:7077``   a standalone cluster; the driver stays here
+``yarn``, ``k8s://..``  a YARN or Kubernetes cluster; the driver stays here
+``sc://host:15002``     Spark Connect: the driver runs on the server, this
+                        process only sends plans (DataFrame API only)
+======================  ==================================================
+
+An application that already has a session hands it in (``spark=``) and keeps
+control of it: it is used as it is and never stopped here.
+
+Without pyspark or Java, :func:`get_session` raises
+:class:`~engine.spark.errors.SparkUnavailableError` whose text says what to
+install; pyspark is imported only when a session is asked for.
+
+>>> is_connect_url("sc://localhost:15002"), is_local_master("local[2]"), is_local_master("yarn")
+(True, True, False)
+>>> shuffle_partitions(4)
+8
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from typing import Any
+
+from engine.spark.errors import SparkUnavailableError
+
+DEFAULT_MASTER = "local[*]"
+LOOPBACK = "127.0.0.1"
+INSTALL_HINT = 'pip install "datalog-circuits[spark]" (PySpark 4) and a Java 17+ runtime'
+
+
+def is_connect_url(master: str | None) -> bool:
+    """Whether ``master`` names a Spark Connect server (``sc://...``)."""
+    return bool(master) and master.startswith("sc://")
+
+
+def is_local_master(master: str | None) -> bool:
+    """Whether ``master`` runs Spark inside this machine's JVM (``local``,
+    ``local[N]``, ``local[*]``, ``local[N,F]``)."""
+    return master is None or master == "local" or master.startswith("local[")
+
+
+def shuffle_partitions(cores: int | None = None) -> int:
+    """Shuffle partitions for a local session: two per core. The default 200
+    turns every small join into hundreds of tasks; RaSQL, too, sets it to the
+    number of cores."""
+    return 2 * max(1, cores or os.cpu_count() or 1)
+
+
+def import_pyspark():
+    """The ``pyspark.sql`` module, or :class:`SparkUnavailableError` saying what
+    to install."""
+    try:
+        from pyspark import sql
+    except ImportError as exc:
+        raise SparkUnavailableError(
+            f"the Spark engine needs PySpark, which is not installed ({exc}): "
+            f"install it with {INSTALL_HINT}") from None
+    return sql
+
+
+def get_session(master: str | None = None, *, spark: Any = None,
+                app_name: str = "datalog", conf: Mapping[str, str] | None = None,
+                checkpoint_dir: str | None = None):
+    """A SparkSession for ``master`` (see the module docstring), or ``spark``
+    itself when one is handed in.
+
+    ``conf`` adds or overrides Spark settings. ``checkpoint_dir`` sets
+    ``spark.checkpoint.dir``: with it, recursive loops cut their lineage with
+    reliable checkpoints in that directory (what a cluster wants) instead of
+    executor-local ones.
+    """
+    if spark is not None:
+        return spark
+    sql = import_pyspark()
+    builder = sql.SparkSession.builder.appName(app_name)
+    settings: dict[str, str] = {}
+    if is_connect_url(master):
+        builder = builder.remote(master)
+    else:
+        _require_java()
+        master = master or DEFAULT_MASTER
+        builder = builder.master(master)
+        settings.update({
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            # PySpark prints Python worker tracebacks into every error otherwise.
+            "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled": "true",
+        })
+        if is_local_master(master):
+            # Loopback only: nothing listens on the machine's external address.
+            os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+            settings.update({
+                "spark.driver.bindAddress": LOOPBACK,
+                "spark.driver.host": LOOPBACK,
+                "spark.sql.shuffle.partitions": str(shuffle_partitions()),
+                "spark.default.parallelism": str(shuffle_partitions()),
+            })
+    if checkpoint_dir:
+        settings["spark.checkpoint.dir"] = checkpoint_dir
+    settings.update(conf or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except ImportError as exc:
+        # Spark Connect needs grpcio and friends (the ``pyspark[connect]`` extra).
+        raise SparkUnavailableError(
+            f"Spark Connect ({master}) needs packages that are not installed ({exc}): "
+            'install them with pip install "pyspark[connect]"') from None
+    except (RuntimeError, OSError, ValueError) as exc:  # no JVM, or a bad master
+        raise SparkUnavailableError(
+            f"could not start Spark with master {master!r}: {_first_line(exc)}; "
+            f"the Spark engine needs {INSTALL_HINT}") from None
+    if not is_connect_url(master):
+        quiet(session)
+    return session
+
+
+def quiet(session) -> None:
+    """Only errors in Spark's log from now on (the JVM's start-up banner is
+    printed before any setting can take effect; a Spark Connect server keeps
+    its own log)."""
+    session.sparkContext.setLogLevel("ERROR")
+
+
+def _require_java() -> None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
+        return
+    if shutil.which("java") is None:
+        raise SparkUnavailableError(
+            f"the Spark engine needs a Java runtime (17 or newer), and none was found "
+            f"(no `java` on PATH, JAVA_HOME unset): install one, e.g. OpenJDK 17; "
+            f"the full set-up is {INSTALL_HINT}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
