@@ -141,11 +141,22 @@ class Repl:
 
     def assert_facts(self, statement: Statement) -> None:
         """``edge(1, 2).``, ``+edge(1, 2).``, ``-edge(1, 2).``"""
+        changes = _exactly_placed(self._facts, statement)
+        if self.pending is not None:
+            for key, weight in changes.items():
+                self.pending.pop(key, None)   # re-insert: the last statement wins
+                self.pending[key] = weight
+        else:
+            self.commit(changes)
+
+    def _facts(self, statement: Statement, exact: bool) -> Changes:
+        """The changes a fact statement asks for, parsed, checked and validated."""
         text = statement.text
         sign = -1 if statement.kind == "retract" else 1
         if text[0] in "+-":
             text = " " + text[1:]
-        parsed = self._parse_alone(statement, text, "retracted" if sign < 0 else "asserted")
+        parsed = self._parse_alone(statement, text, exact,
+                                   "retracted" if sign < 0 else "asserted")
         if not parsed.facts:
             raise self._statement_error(statement, "expected a fact such as `edge(1, 2).`")
         self._check_facts(parsed)
@@ -161,23 +172,29 @@ class Repl:
                 message = error.diagnostics[0].message if error.diagnostics else str(error)
                 raise DataError([Diagnostic("error", message, atom.span)], sources) from None
             changes[(atom.relation, row)] = sign
-        if self.pending is not None:
-            for key, weight in changes.items():
-                self.pending.pop(key, None)   # re-insert: the last statement wins
-                self.pending[key] = weight
-        else:
-            self.commit(changes)
+        return changes
 
     def query(self, statement: Statement) -> None:
         """``?- path(1, x).`` or ``?path(1, x)``: the matching rows, then their
         count."""
+        pattern = _exactly_placed(self._pattern, statement)
+        start = time.perf_counter()
+        rows = sorted((row for row in self.session.query(pattern.relation)
+                       if pattern.matches(row)), key=sort_key)
+        elapsed = time.perf_counter() - start
+        for row in rows:
+            self.write(format_fact(pattern.relation, row))
+        self.write(plural(len(rows), "row") + self._timing(elapsed))
+
+    def _pattern(self, statement: Statement, exact: bool) -> Pattern:
+        """A query statement's pattern, parsed and checked."""
         text = statement.text
         skip = 2 if text.startswith("?-") else 1
         body = " " * skip + text[skip:]
         if not body.rstrip().endswith("."):
             body = body.rstrip() + "."
         try:
-            parsed = self._parse_alone(statement, body, "queried")
+            parsed = self._parse_alone(statement, body, exact, "queried")
         except ParseError as error:
             first = error.diagnostics[0] if error.diagnostics else None
             if first is not None and first.message == "a fact is a single atom":
@@ -191,14 +208,7 @@ class Repl:
         atom = parsed.facts[0].atom
         sources = dict(parsed.sources)
         self._check_atom(atom, sources)
-        pattern = Pattern.of(atom, self.types[atom.relation], sources)
-        start = time.perf_counter()
-        rows = sorted((row for row in self.session.query(atom.relation)
-                       if pattern.matches(row)), key=sort_key)
-        elapsed = time.perf_counter() - start
-        for row in rows:
-            self.write(format_fact(atom.relation, row))
-        self.write(plural(len(rows), "row") + self._timing(elapsed))
+        return Pattern.of(atom, self.types[atom.relation], sources)
 
     def extend(self, statement: Statement) -> None:
         """A rule or directive: recompile with it and show what changed."""
@@ -226,9 +236,9 @@ class Repl:
         changes = []
         for name in self.reported:
             old = before.get(name, frozenset())
-            new = self.session.query(name)
-            changes.extend((name, row, 1) for row in new - old)
-            changes.extend((name, row, -1) for row in old - new)
+            now = self.session.query(name)
+            changes.extend((name, row, 1) for row in now - old)
+            changes.extend((name, row, -1) for row in old - now)
         self._print_changes("recompiled", changes, elapsed)
 
     # ------------------------------------------------------------ transactions
@@ -299,11 +309,14 @@ class Repl:
 
     # ------------------------------------------------------------ checking
 
-    def _parse_alone(self, statement: Statement, text: str, what: str) -> ast.Program:
-        """Parse one statement on its own (positions as in the session); ``what``
-        it is for (``asserted``, ``retracted``, ``queried``) words the error
-        if it is not facts."""
-        parsed = parse(statement.padded(text), REPL_PATH)
+    def _parse_alone(self, statement: Statement, text: str, exact: bool,
+                     what: str) -> ast.Program:
+        """Parse one statement on its own; ``exact``: with positions as in the
+        session (else its first line is line 1, which parses faster late in a
+        long session). ``what`` it is for (``asserted``, ``retracted``,
+        ``queried``) words the error if it is not facts."""
+        padded = statement.padded(text)
+        parsed = parse(padded if exact else padded[statement.line - 1:], REPL_PATH)
         if parsed.rules or parsed.relations or parsed.directives or parsed.types:
             kind = "a rule" if parsed.rules else "a declaration or directive"
             hint = ("write it without `+`, `-` or `?` to add it to the program"
@@ -362,6 +375,15 @@ class Repl:
 
     def sources(self) -> dict[str, str]:
         return {REPL_PATH: "\n".join(self.lines)}
+
+
+def _exactly_placed(read: Callable, statement: Statement):
+    """``read(statement, exact=False)``, or if that fails, the error of
+    ``read(statement, exact=True)``, whose positions are those of the session."""
+    try:
+        return read(statement, False)
+    except DatalogError:
+        return read(statement, True)
 
 
 _PLACEHOLDERS = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}
