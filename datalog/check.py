@@ -294,8 +294,19 @@ def check_range(head: Atom, body: tuple[Literal, ...]) -> list[Diagnostic]:
                                       "the body", v.span, hint="bind it with a positive atom "
                                       f"or an equality such as `{v.name} = ...`"))
 
+    def misplaced_wildcards(terms, as_arguments: bool) -> None:
+        """``_`` stands for an ignored argument of an atom, nothing else."""
+        for t in terms:
+            if isinstance(t, Wildcard) and as_arguments:
+                continue
+            for w in subterms([t], targets=False):
+                if isinstance(w, Wildcard):
+                    out.append(Diagnostic("error", "`_` can only be an argument of an atom",
+                                          w.span, hint="use a named variable"))
+
     def check_body(body, scope: Scope, bound: set) -> None:
         for literal in body:
+            misplaced_wildcards(literal_terms(literal), not isinstance(literal, Comparison))
             if isinstance(literal, Atom):
                 need([a for a in literal.args if not isinstance(a, Variable)], scope, bound,
                      "in an expression")
@@ -311,6 +322,7 @@ def check_range(head: Atom, body: tuple[Literal, ...]) -> list[Diagnostic]:
         inner = scope.enter(agg, counts)
         inner_bound = _bound(agg.body, inner, bound)
         if agg.target is not None:
+            misplaced_wildcards([agg.target], as_arguments=False)
             need([agg.target], inner, inner_bound, "in the aggregate's target")
         check_body(agg.body, inner, inner_bound)
 
@@ -321,6 +333,7 @@ def check_range(head: Atom, body: tuple[Literal, ...]) -> list[Diagnostic]:
             out.append(Diagnostic("error", "`_` in the head of a rule", arg.span,
                                   hint="a head needs values: use a variable bound in the body"))
     need(head.args, top, bound, "in the head")
+    misplaced_wildcards(head.args, as_arguments=True)
     for agg in aggregates_in(head.args):
         check_aggregate(agg, top, bound)
     check_body(body, top, bound)
