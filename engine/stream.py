@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from engine.codegen import key_function
 from engine.errors import BuildError
 from engine.operators.aggregate import AggregateNode
 from engine.operators.delay import DelayNode, IntegrateNode
@@ -35,18 +36,6 @@ def _identity(row):
 
 def _keep_left(key, left, right):
     return left
-
-
-def key_function(index) -> Callable:
-    """The Python function computing a row's key under an index spec."""
-    kind, spec = index
-    if kind == "fn":
-        return spec
-    columns = tuple(spec)
-    if len(columns) == 1:
-        (c,) = columns
-        return lambda row: (row[c],)
-    return lambda row: tuple(row[c] for c in columns)
 
 
 class Stream:
@@ -132,8 +121,7 @@ class Stream:
         memo_key = (id(self.node), index[0], index[1] if index[0] == "cols" else id(index[1]))
         found = self.circuit.memo.get(memo_key)
         if found is None:
-            node = self.circuit.add(LinearNode(self.node, [], index, label))
-            found = IndexedStream(self.circuit, node, self, index)
+            found = IndexedStream(self.circuit, self, index, label)
             self.circuit.memo[memo_key] = found
         return found
 
@@ -157,18 +145,27 @@ class Stream:
 
 
 class IndexedStream:
-    """A stream of indexed Z-set differences: key -> row -> weight."""
+    """The rows of a stream seen by a key: what joins, antijoins and aggregates
+    read. It adds no node of its own: joins iterate the row differences and
+    compute keys inline; the one TraceNode per (stream, key) keeps the history
+    by key."""
 
-    __slots__ = ("circuit", "node", "stream", "index", "_trace")
+    __slots__ = ("circuit", "stream", "index", "label", "_trace")
 
-    def __init__(self, circuit, node, stream: Stream, index):
-        self.circuit, self.node, self.stream, self.index = circuit, node, stream, index
+    def __init__(self, circuit, stream: Stream, index, label: str = ""):
+        self.circuit, self.stream, self.index, self.label = circuit, stream, index, label
         self._trace = None
+
+    @property
+    def node(self):
+        """The node producing the rows."""
+        return self.stream.node
 
     def trace_node(self) -> TraceNode:
         """The one trace of this (stream, key), created on first use."""
         if self._trace is None:
-            self._trace = self.circuit.add(TraceNode(self.node, self.circuit.nested))
+            self._trace = self.circuit.add(
+                TraceNode(self.stream.node, self.index, self.circuit.nested, self.label))
         return self._trace
 
     def join(self, other: "IndexedStream", combine: Callable, label: str = "") -> Stream:
@@ -194,13 +191,14 @@ class IndexedStream:
                 raise BuildError(f"join: a projection is ((side, column), ...) with side 0 "
                                  f"or 1, got {combine!r}")
         cls = NestedJoinNode if self.circuit.nested else JoinNode
-        node = cls(self.node, other.node, self.trace_node(), other.trace_node(), combine,
-                   label)
+        node = cls(self.stream.node, other.stream.node, self.trace_node(),
+                   other.trace_node(), combine, label)
         return Stream(self.circuit, self.circuit.add(node))
 
     def keys(self) -> Stream:
         """The distinct keys of this stream, as rows (memoized)."""
-        memo_key = (id(self.node), "keys")
+        kind, spec = self.index
+        memo_key = (id(self.node), "keys", kind, spec if kind == "cols" else id(spec))
         found = self.circuit.memo.get(memo_key)
         if found is None:
             found = self.stream.map(key_function(self.index)).distinct()
@@ -221,7 +219,7 @@ class IndexedStream:
         """Aggregate each group (root circuit only); see ``engine.operators.aggregate``."""
         if self.circuit.nested:
             raise BuildError("aggregates run in the root circuit only (not inside recursion)")
-        node = AggregateNode(self.node, self.trace_node(), fn, label)
+        node = AggregateNode(self.stream.node, self.trace_node(), fn, label)
         return Stream(self.circuit, self.circuit.add(node))
 
     def __repr__(self) -> str:

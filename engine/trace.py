@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Iterator, Mapping
 
+from engine.codegen import build_functions, key_expression
 from engine.errors import EpochError
 
 
@@ -137,21 +138,77 @@ def merge_histories(target: dict, source: dict) -> None:
             target[value] = old
 
 
+def compile_row_functions(index) -> dict:
+    """Generated loops of a trace kept by ``index`` (a key spec): ``append_rows``
+    (a child's current epoch), ``fold_rows`` (a root's past) and ``index_rows``
+    (a batch grouped by key)."""
+    env = {"history_add": history_add}
+    key = key_expression(index, "row", env)
+    lines = [
+        "def append_rows(cur, batch, iteration):",
+        f"    unit = (1 << {SHIFT}) | iteration",
+        "    cur_get = cur.get",
+        "    for row, w in batch.items():",
+        f"        k = {key}",
+        "        g = cur_get(k)",
+        "        if g is None:",
+        f"            cur[k] = {{row: unit if w == 1 else (w << {SHIFT}) | iteration}}",
+        "            continue",
+        "        old = g.get(row)",
+        "        if old is None:",
+        f"            g[row] = unit if w == 1 else (w << {SHIFT}) | iteration",
+        "            continue",
+        "        h = history_add(old, iteration, w)",
+        "        if h is None:",
+        "            del g[row]",
+        "            if not g: del cur[k]",
+        "        else:",
+        "            g[row] = h",
+        "def fold_rows(past, batch):",
+        "    past_get = past.get",
+        "    for row, w in batch.items():",
+        f"        k = {key}",
+        "        g = past_get(k)",
+        "        if g is None:",
+        "            past[k] = {row: w}",
+        "            continue",
+        "        t = g.get(row, 0) + w",
+        "        if t: g[row] = t",
+        "        else:",
+        "            del g[row]",
+        "            if not g: del past[k]",
+        "def index_rows(batch):",
+        "    out = {}",
+        "    out_get = out.get",
+        "    for row, w in batch.items():",
+        f"        k = {key}",
+        "        g = out_get(k)",
+        "        if g is None: out[k] = {row: w}",
+        "        else: g[row] = w",
+        "    return out",
+    ]
+    return build_functions(["append_rows", "fold_rows", "index_rows"], lines, env)
+
+
 class Trace:
     """History of an indexed Z-set: key -> value -> time -> weight (module docstring).
 
     ``nested`` is False in the root circuit (times are epochs) and True in a
-    child circuit (times are ``(epoch, iteration)``).
+    child circuit (times are ``(epoch, iteration)``). With an ``index`` (a key
+    spec ``("cols", columns)`` or ``("fn", key_fn)``) the trace also takes plain
+    row batches (``append_rows``) and keys them itself.
     """
 
-    __slots__ = ("nested", "past", "cur", "staged", "epoch")
+    __slots__ = ("nested", "past", "cur", "staged", "epoch", "index", "functions")
 
-    def __init__(self, nested: bool = False):
+    def __init__(self, nested: bool = False, index=None):
         self.nested = nested
         self.past: dict = {}
         self.cur: dict = {}
-        self.staged: list = []
+        self.staged: list = []  # root scope: (is_rows, batch) of the current epoch
         self.epoch = 0
+        self.index = index
+        self.functions = compile_row_functions(index) if index is not None else None
 
     def append(self, batch: Mapping, iteration: int = 0, epoch: int | None = None) -> None:
         """Add an indexed batch at ``(self.epoch, iteration)``.
@@ -164,7 +221,7 @@ class Trace:
         if not batch:
             return
         if not self.nested:
-            self.staged.append(batch)
+            self.staged.append((False, batch))
             return
         cur = self.cur
         cur_get = cur.get
@@ -184,8 +241,29 @@ class Trace:
                 history = history_add(old, iteration, weight)
                 if history is None:
                     del group[value]
+                    if not group:
+                        del cur[key]
                 else:
                     group[value] = history
+
+    def append_rows(self, batch: Mapping, iteration: int = 0) -> None:
+        """Add a Z-set of rows, each under its key, at ``(self.epoch, iteration)``.
+
+        >>> t = Trace(nested=True, index=("cols", (1,)))
+        >>> t.append_rows({(1, 2): 1, (3, 2): 1}, iteration=1)
+        >>> sorted(t.collection((2,)).items())
+        [((1, 2), 1), ((3, 2), 1)]
+        """
+        if not batch:
+            return
+        if self.nested:
+            self.functions["append_rows"](self.cur, batch, iteration)
+        else:
+            self.staged.append((True, batch))
+
+    def index_rows(self, batch: Mapping) -> dict:
+        """A batch of rows as an indexed Z-set under this trace's key."""
+        return self.functions["index_rows"](batch)
 
     def commit(self) -> None:
         """The epoch is over: fold it into ``past`` (compaction) and drop zeros."""
@@ -201,7 +279,10 @@ class Trace:
                         del past[key]
             self.cur = {}
         else:
-            for batch in self.staged:
+            for is_rows, batch in self.staged:
+                if is_rows:
+                    self.functions["fold_rows"](past, batch)
+                    continue
                 for key, values in batch.items():
                     old = past.get(key)
                     if old is None:
@@ -224,6 +305,10 @@ class Trace:
         self.cur = {}
         self.staged = []
 
+    def _staged_indexed(self):
+        for is_rows, batch in self.staged:
+            yield self.index_rows(batch) if is_rows else batch
+
     def collection(self, key) -> dict:
         """The current value -> weight of ``key``, summed over all times seen."""
         out: dict = {}
@@ -236,7 +321,7 @@ class Trace:
                         out[value] = total
                     else:
                         del out[value]
-        for batch in self.staged:
+        for batch in self._staged_indexed():
             values = batch.get(key)
             if values:
                 for value, weight in values.items():
@@ -262,7 +347,7 @@ class Trace:
                             rows.append((key, value, (epoch, iteration), weight))
                     else:
                         rows.append((key, value, (epoch,), history))
-        for batch in self.staged:
+        for batch in self._staged_indexed():
             for key, values in batch.items():
                 for value, weight in values.items():
                     rows.append((key, value, (self.epoch,), weight))

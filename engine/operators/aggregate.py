@@ -65,7 +65,8 @@ def mean_of(column: int) -> Callable:
 
 
 class AggregateNode(Node):
-    """Aggregate over the groups of an indexed stream (module docstring)."""
+    """Aggregate over the groups of an indexed stream (module docstring). Its input
+    is the row stream; the groups are the keys of its TraceNode."""
 
     def __init__(self, source: Node, trace_node: Node, fn: Callable, label: str = ""):
         super().__init__([source], label, reads=[trace_node])
@@ -78,12 +79,13 @@ class AggregateNode(Node):
         if not batch:
             self.out = EMPTY
             return
-        past = self.reads[0].trace.past
+        trace = self.reads[0].trace
+        past = trace.past
         fn = self.fn
         results = self.results
         staged = {}
         out: dict = {}
-        for key, delta in batch.items():
+        for key, delta in trace.index_rows(batch).items():
             group = dict(past.get(key, EMPTY))
             for value, weight in delta.items():
                 total = group.get(value, 0) + weight

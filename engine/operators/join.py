@@ -30,14 +30,16 @@ from __future__ import annotations
 import heapq
 from typing import Callable, Mapping
 
+from engine.codegen import build_functions, key_expression
 from engine.node import Node
-from engine.operators.linear import build_functions, emit_lines
+from engine.operators.linear import emit_lines
 from engine.trace import MASK, SHIFT, Trace
 from engine.zset import EMPTY
 
 
 class TraceNode(Node):
-    """Trace Append: keeps the trace of an indexed stream for the joins that read it.
+    """Trace Append: keeps the trace of a stream by a key for the joins (and
+    aggregates) that read it; one per (stream, key).
 
     ``evaluate`` does nothing: during a time, readers see the trace *before* it
     (``z^-1``); the batch is appended when the time is over (end of iteration in
@@ -46,29 +48,32 @@ class TraceNode(Node):
 
     iteration_hook = True
 
-    def __init__(self, source: Node, nested: bool, label: str = ""):
+    def __init__(self, source: Node, index, nested: bool, label: str = ""):
         super().__init__([source], label)
-        self.trace = Trace(nested=nested)
+        self.index = index
+        self.trace = Trace(nested=nested, index=index)
 
     def clock_stop(self, scope: int, time: int) -> None:
         trace = self.trace
         if scope == 1:
-            trace.append(self.inputs[0].out, time)
+            trace.append_rows(self.inputs[0].out, time)
         elif trace.nested:
             trace.commit()
         else:
-            trace.append(self.inputs[0].out)
+            trace.append_rows(self.inputs[0].out)
             trace.commit()
 
     def rollback(self) -> None:
         self.trace.rollback()
 
     def describe_args(self) -> str:
-        return "trace"
+        kind, spec = self.index
+        return f"trace index_by{tuple(spec)}" if kind == "cols" else "trace index_with"
 
 
 # ---------------------------------------------------------------------------
 # Generated pair loops
+
 
 def combine_expression(combine) -> str:
     """``combine(k, lv, rv)``, or for a projection spec ``((side, column), ...)``
@@ -78,90 +83,85 @@ def combine_expression(combine) -> str:
     return "(" + "".join(f"{('lv', 'rv')[side]}[{column}], " for side, column in combine) + ")"
 
 
-def _pairs_function(name: str, left_kind: str, right_kind: str, outer: str,
-                    stages, index, env: dict) -> list[str]:
-    """Source of ``name(target, left, right[, i, future])``: every pair of
-    values with equal keys, ``combine(key, left_value, right_value)`` run through
-    the fused stages into ``target`` (or ``future(j)`` for a later iteration j).
+def _delta_function(name: str, delta_side: str, store_kind: str, key_index,
+                    stages, env: dict) -> list[str]:
+    """Source of ``name(target, rows, store[, i, future])``: each row of the
+    delta (the ``delta_side`` input) joined with the values of the ``store``
+    (an indexed store of the other side) under the row's key, through
+    ``combine`` and the fused stages, into ``target`` (or ``future(j)``).
 
-    ``*_kind``: ``plain`` (value -> weight), ``total`` (value -> history, summed:
-    all at the current time), ``timed`` (value -> history of past epochs: the
-    pair's time is ``max(i, j)``). ``outer`` names the side that is iterated.
+    ``store_kind``: ``plain`` (value -> weight, all at the current time),
+    ``total`` (value -> history of this epoch: summed, all at the current time),
+    ``timed`` (value -> history of past epochs: a pair's time is ``max(i, j)``).
     """
-    timed = "timed" in (left_kind, right_kind)
-    args = "target, left, right, i, future" if timed else "target, left, right"
-    inner = "right" if outer == "left" else "left"
-    outer_group, inner_group = ("lg", "rg") if outer == "left" else ("rg", "lg")
+    timed = store_kind == "timed"
+    args = "target, rows, store, i, future" if timed else "target, rows, store"
+    dv, dw, sv = ("lv", "lw", "rv") if delta_side == "left" else ("rv", "rw", "lv")
+    key = key_expression(key_index, dv, env)
+    ind = "            "
     lines = [
         f"def {name}({args}):",
-        f"    get = {inner}.get",
+        "    get = store.get",
         "    target_get = target.get",
-        f"    for k, {outer_group} in {outer}.items():",
-        f"        {inner_group} = get(k)",
-        f"        if {inner_group} is None: continue",
+        f"    for {dv}, {dw} in rows.items():",
     ]
-
-    def side_loop(side: str, kind: str, ind: str) -> tuple[list[str], str]:
-        var, wvar, group = ("lv", "lw", "lg") if side == "left" else ("rv", "rw", "rg")
-        if kind == "plain":
-            return [f"{ind}for {var}, {wvar} in {group}.items():"], wvar
-        if kind == "total":
-            return [f"{ind}for {var}, _h in {group}.items():",
-                    f"{ind}    {wvar} = _h >> {SHIFT} if type(_h) is int else sum(_h.values())",
-                    f"{ind}    if not {wvar}: continue"], wvar
-        return [f"{ind}for {var}, _h in {group}.items():"], "_h"
-
-    ind = "        "
-    first, lw = side_loop("left", left_kind, ind)
-    second, rw = side_loop("right", right_kind, ind + "    ")
-    lines += first + second
-    ind += "        "
-    lines.append(f"{ind}row = {combine_expression(env['combine'])}")
-    if not timed:
-        lines.append(f"{ind}w = {lw} * {rw}")
-        lines += emit_lines(stages, index, "row", "w", "target", env, ind, "target_get")
+    if callable(env["combine"]):  # it receives the key
+        lines += [f"        k = {key}", "        sg = get(k)"]
+    else:
+        lines.append(f"        sg = get({key})")
+    lines.append("        if sg is None: continue")
+    if store_kind == "plain":
+        lines.append(f"        for {sv}, sw in sg.items():")
+        weight = f"{dw} * sw"
+    else:
+        lines.append(f"        for {sv}, _h in sg.items():")
+    row = f"{ind}row = {combine_expression(env['combine'])}"
+    if store_kind == "plain":
+        lines += [row, f"{ind}w = {weight}"]
+        lines += emit_lines(stages, None, "row", "w", "target", env, ind, "target_get")
         return lines
-    plain_w = rw if left_kind == "timed" else lw
+    if store_kind == "total":
+        lines += [
+            f"{ind}sw = _h >> {SHIFT} if type(_h) is int else sum(_h.values())",
+            f"{ind}if not sw: continue",
+            row,
+            f"{ind}w = {dw} * sw",
+        ]
+        lines += emit_lines(stages, None, "row", "w", "target", env, ind, "target_get")
+        return lines
     lines += [
+        row,
         f"{ind}if type(_h) is int:",
         f"{ind}    _j = _h & {MASK}",
-        f"{ind}    w = {plain_w} * (_h >> {SHIFT})",
+        f"{ind}    w = {dw} * (_h >> {SHIFT})",
         f"{ind}    _tg = target if _j <= i else future(_j)",
     ]
-    lines += emit_lines(stages, index, "row", "w", "_tg", env, ind + "    ")
+    lines += emit_lines(stages, None, "row", "w", "_tg", env, ind + "    ")
     lines += [
         f"{ind}else:",
         f"{ind}    for _j, _hw in _h.items():",
-        f"{ind}        w = {plain_w} * _hw",
+        f"{ind}        w = {dw} * _hw",
         f"{ind}        _tg = target if _j <= i else future(_j)",
     ]
-    lines += emit_lines(stages, index, "row", "w", "_tg", env, ind + "        ")
+    lines += emit_lines(stages, None, "row", "w", "_tg", env, ind + "        ")
     return lines
 
 
-def compile_join(combine: Callable, stages, index, nested: bool) -> dict[str, Callable]:
-    """The pair loops a join needs, compiled with its fused stages."""
+def compile_join(combine: Callable, stages, left_index, right_index,
+                 nested: bool) -> dict[str, Callable]:
+    """The loops a join needs, compiled with its key specs and fused stages:
+    ``left_<kind>`` iterates a left delta against a right store, ``right_<kind>``
+    a right delta against a left store."""
     env: dict = {"combine": combine}
     lines: list[str] = []
-    specs = {"plain_left": ("plain", "plain", "left"),
-             "plain_right": ("plain", "plain", "right")}
-    if nested:
-        specs.update({
-            "delta_cur_left": ("plain", "total", "left"),
-            "delta_cur_right": ("plain", "total", "right"),
-            "cur_delta_left": ("total", "plain", "left"),
-            "cur_delta_right": ("total", "plain", "right"),
-            "delta_past": ("plain", "timed", "left"),
-            "past_delta": ("timed", "plain", "right"),
-        })
-    for name, (lk, rk, outer) in specs.items():
-        lines += _pairs_function(name, lk, rk, outer, stages, index, env)
-    return build_functions(list(specs), lines, env)
-
-
-def _smaller_outer(functions: dict, prefix: str, left: Mapping, right: Mapping):
-    """The variant of a plain/total pair loop that iterates the smaller side."""
-    return functions[prefix + ("_left" if len(left) <= len(right) else "_right")]
+    kinds = ("plain", "total", "timed") if nested else ("plain",)
+    names = []
+    for side, index in (("left", left_index), ("right", right_index)):
+        for kind in kinds:
+            name = f"{side}_{kind}"
+            names.append(name)
+            lines += _delta_function(name, side, kind, index, stages, env)
+    return build_functions(names, lines, env)
 
 
 class JoinNode(Node):
@@ -169,19 +169,18 @@ class JoinNode(Node):
     so every pair lands at the current epoch::
 
         out = a ⋈ B_past + a ⋈ b + A_past ⋈ b
+
+    Its inputs are the row streams; the keys are those of its two TraceNodes.
     """
+
+    indexed = False  # its output is rows; linear stages after it are fused in
 
     def __init__(self, left: Node, right: Node, left_trace: TraceNode,
                  right_trace: TraceNode, combine: Callable, label: str = ""):
         super().__init__([left, right], label, reads=[left_trace, right_trace])
         self.combine = combine
         self.stages: list = []
-        self.index = None
         self.functions: dict = {}
-
-    @property
-    def indexed(self) -> bool:
-        return self.index is not None
 
     @property
     def left_trace(self) -> Trace:
@@ -192,15 +191,20 @@ class JoinNode(Node):
         return self.reads[1].trace
 
     def absorb(self, consumer) -> None:
+        """Take over the linear stages of ``consumer`` (a chain reading only this)."""
         self.stages += consumer.stages
-        self.index = consumer.index
 
     def prepare(self) -> None:
-        self.functions = compile_join(self.combine, self.stages, self.index,
+        self.functions = compile_join(self.combine, self.stages, self.reads[0].index,
+                                      self.reads[1].index,
                                       nested=self.circuit is not None and self.circuit.nested)
 
-    def finish(self, out: dict) -> None:
-        self.out = out or EMPTY
+    def both_deltas(self, out: dict, a: dict, b: dict) -> None:
+        """``a ⋈ b``: the smaller delta is indexed on the fly, the other iterated."""
+        if len(a) >= len(b):
+            self.functions["left_plain"](out, a, self.right_trace.index_rows(b))
+        else:
+            self.functions["right_plain"](out, b, self.left_trace.index_rows(a))
 
     def evaluate(self, i: int) -> None:
         a, b = self.inputs[0].out, self.inputs[1].out
@@ -211,13 +215,15 @@ class JoinNode(Node):
         out: dict = {}
         if a:
             past = self.right_trace.past
-            _smaller_outer(fns, "plain", a, past)(out, a, past)
+            if past:
+                fns["left_plain"](out, a, past)
             if b:
-                _smaller_outer(fns, "plain", a, b)(out, a, b)
+                self.both_deltas(out, a, b)
         if b:
             past = self.left_trace.past
-            _smaller_outer(fns, "plain", past, b)(out, past, b)
-        self.finish(out)
+            if past:
+                fns["right_plain"](out, b, past)
+        self.out = out or EMPTY
 
     def describe_args(self) -> str:
         return "join"
@@ -267,10 +273,7 @@ class NestedJoinNode(JoinNode):
             out = self.future.pop(i)
         a, b = self.inputs[0].out, self.inputs[1].out
         if not a and not b:
-            if out is None:
-                self.out = EMPTY
-            else:
-                self.finish(out)
+            self.out = out or EMPTY
             return
         if out is None:
             out = {}
@@ -279,17 +282,17 @@ class NestedJoinNode(JoinNode):
         left, right = self.left_trace, self.right_trace
         if a:
             if right.cur:
-                _smaller_outer(fns, "delta_cur", a, right.cur)(out, a, right.cur)
+                fns["left_total"](out, a, right.cur)
             if right.past:
-                fns["delta_past"](out, a, right.past, i, bucket)
+                fns["left_timed"](out, a, right.past, i, bucket)
             if b:
-                _smaller_outer(fns, "plain", a, b)(out, a, b)
+                self.both_deltas(out, a, b)
         if b:
             if left.cur:
-                _smaller_outer(fns, "cur_delta", left.cur, b)(out, left.cur, b)
+                fns["right_total"](out, b, left.cur)
             if left.past:
-                fns["past_delta"](out, left.past, b, i, bucket)
-        self.finish(out)
+                fns["right_timed"](out, b, left.past, i, bucket)
+        self.out = out or EMPTY
 
 
 # ---------------------------------------------------------------------------
@@ -303,9 +306,18 @@ def join_stream(combine: Callable, a: Mapping, b: Mapping) -> dict:
     >>> join_stream(lambda k, x, y: (k, x, y), {"a": {1: 1}}, {"a": {1: 1, 2: -1}})
     {('a', 1, 1): 1, ('a', 1, 2): -1}
     """
-    fns = compile_join(combine, [], None, nested=False)
     out: dict = {}
-    fns["plain_left"](out, a, b)
+    for key, left in a.items():
+        right = b.get(key)
+        if right:
+            for lv, lw in left.items():
+                for rv, rw in right.items():
+                    row = combine(key, lv, rv)
+                    total = out.get(row, 0) + lw * rw
+                    if total:
+                        out[row] = total
+                    else:
+                        del out[row]
     return out
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
+from engine.codegen import build_function, key_expression, tuple_expression
 from engine.node import Node
 from engine.zset import EMPTY, sum_zsets
 
@@ -29,25 +30,6 @@ STAGE_KINDS = ("map", "project", "filter", "flat_map", "negate")
 
 # ---------------------------------------------------------------------------
 # Code generation for fused chains
-
-
-def key_expression(index, row: str, env: dict) -> str:
-    """Python expression for the key of ``row`` under ``index``.
-
-    ``index`` is ``("cols", (c, ...))`` (key = tuple of those columns) or
-    ``("fn", f)`` (key = ``f(row)``).
-    """
-    kind, spec = index
-    if kind == "cols":
-        return tuple_expression(spec, row)
-    name = f"_key{len(env)}"
-    env[name] = spec
-    return f"{name}({row})"
-
-
-def tuple_expression(columns, row: str) -> str:
-    """Python expression for ``tuple(row[c] for c in columns)``."""
-    return "(" + "".join(f"{row}[{c}], " for c in columns) + ")"
 
 
 def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
@@ -105,18 +87,6 @@ def emit_lines(stages, index, row: str, weight: str, target: str, env: dict,
             f"{indent}        if not _g: del {target}[_k]",
         ]
     return lines
-
-
-def build_functions(names: list[str], source_lines: list[str], env: dict) -> dict:
-    """Compile generated source; return its functions ``names`` by name."""
-    namespace = dict(env)
-    exec(compile("\n".join(source_lines), f"<fused {names[0]}>", "exec"), namespace)
-    return {name: namespace[name] for name in names}
-
-
-def build_function(name: str, source_lines: list[str], env: dict) -> Callable:
-    """Compile generated source and return the function ``name`` defined in it."""
-    return build_functions([name], source_lines, env)[name]
 
 
 def compile_chain(stages, index=None) -> Callable[[Mapping], dict]:

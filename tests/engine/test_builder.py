@@ -34,15 +34,13 @@ def test_describe_is_stable_and_names_every_node():
         "0 source arity=2 `edge`",
         "1 child `path` <- 0",
         "  1.0 import (reads 0)",
-        "  1.1 feedback `path` (reads 1.8)",
-        "  1.2 operator index_by(1,) <- 1.1",
-        "  1.3 operator index_by(0,) <- 1.0",
-        "  1.4 operator trace <- 1.2",
-        "  1.5 operator trace <- 1.3",
-        "  1.6 operator join <- 1.2, 1.3 (reads 1.4, 1.5)",
-        "  1.7 operator plus <- 1.0, 1.6",
-        "  1.8 operator distinct_trace <- 1.7",
-        "2 export <- 1 (reads 1.8)",
+        "  1.1 feedback `path` (reads 1.6)",
+        "  1.2 operator trace index_by(1,) <- 1.1",
+        "  1.3 operator trace index_by(0,) <- 1.0",
+        "  1.4 operator join <- 1.1, 1.0 (reads 1.2, 1.3)",
+        "  1.5 operator plus <- 1.0, 1.4",
+        "  1.6 operator distinct_trace <- 1.5",
+        "2 export <- 1 (reads 1.6)",
         "3 sink `path` <- 2",
     ])
 
@@ -51,7 +49,7 @@ def test_to_dot_draws_children_as_clusters():
     dot = transitive_closure().to_dot()
     assert dot.startswith("digraph circuit {")
     assert "subgraph cluster_n1 {" in dot
-    assert "n1_8 -> n1_1 [style=dashed];" in dot  # the feedback edge
+    assert "n1_6 -> n1_1 [style=dashed];" in dot  # the feedback edge
 
 
 def test_labels_show_in_describe():
@@ -71,8 +69,8 @@ def test_linear_chains_fuse_into_one_node_and_joins_absorb_their_stages():
     got = circuit.step({"r": {(1, 2): 1, (3, 0): 1, (5, 4): 1}, "s": {(2, 7): 1, (2, 1): 1}})
     assert got == {"out": {(7, 1): 1}}
     linear = [n for n in circuit.all_nodes if isinstance(n, LinearNode)]
-    # r's chain + index is one node, s's index another; the join took the rest
-    assert len(linear) == 2
+    # r's chain is one node; the join took the linear tail after it
+    assert len(linear) == 1
     assert [kind for kind, _ in linear[0].stages] == ["map", "filter", "project"]
 
 
@@ -188,3 +186,19 @@ def test_builder_rejects_misuse():
         fb.connect(x)
         with pytest.raises(BuildError, match="already connected"):
             fb.connect(x)
+
+
+def test_antijoins_against_one_relation_by_different_keys():
+    circuit = Circuit()
+    edge = circuit.source("edge", arity=2)
+    # sink(y) :- edge(_, y), !edge(y, _).
+    targets = edge.project((1,))
+    circuit.output("sink", targets.index_by((0,)).antijoin(edge.index_by((0,))).distinct())
+    # into_leaf(x, y) :- edge(x, y), !edge(_, x).   (by the second column this time)
+    circuit.output("from_root", edge.index_by((0,)).antijoin(edge.index_by((1,))))
+    got = circuit.step({"edge": [(1, 2), (2, 1), (2, 3), (3, 4), (5, 1)]})
+    assert got["sink"] == {(4,): 1}
+    assert got["from_root"] == {(5, 1): 1}
+    got = circuit.step({"edge": {(3, 4): -1, (4, 6): 1}})
+    assert got["sink"] == {(4,): -1, (6,): 1}
+    assert got["from_root"] == {}

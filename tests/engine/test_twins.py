@@ -30,18 +30,6 @@ nested_series = st.dictionaries(st.tuples(st.integers(0, EPOCHS - 1),
 root_series = st.dictionaries(st.integers(0, 4), batches, max_size=5)
 
 
-def indexed(series: dict) -> dict:
-    """Index each batch by the first column: key (row[0],) -> row -> weight."""
-    out = {}
-    for t, batch in series.items():
-        group: dict = {}
-        for row, w in batch.items():
-            group.setdefault((row[0],), {})[row] = w
-        if group:
-            out[t] = group
-    return out
-
-
 def naive_join(a: dict, b: dict) -> dict:
     out: dict = {}
     for ra, wa in a.items():
@@ -56,20 +44,19 @@ def naive_distinct(a: dict) -> dict:
     return {r: 1 for r, w in a.items() if w > 0}
 
 
-def flat(indexed_integral: dict) -> dict:
-    return {row: w for (_key, row), w in indexed_integral.items()}
-
-
 def combine(key, left, right):
     return (left, right)
+
+
+KEY = ("cols", (0,))
 
 
 def join_nodes(nested: bool, self_join: bool = False):
     left, right = Holder(), Holder()
     if self_join:
         right = left
-    left_trace = TraceNode(left, nested)
-    right_trace = left_trace if self_join else TraceNode(right, nested)
+    left_trace = TraceNode(left, KEY, nested)
+    right_trace = left_trace if self_join else TraceNode(right, KEY, nested)
     cls = NestedJoinNode if nested else JoinNode
     join = cls(left, right, left_trace, right_trace, combine)
     nodes = [left_trace] + ([] if self_join else [right_trace]) + [join]
@@ -82,7 +69,7 @@ def join_nodes(nested: bool, self_join: bool = False):
 def test_nested_join(a, b):
     left, right, join, nodes = join_nodes(nested=True)
     place(nodes, nested=True)
-    out = run_nested({"a": left, "b": right}, {"a": indexed(a), "b": indexed(b)}, nodes,
+    out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes,
                      join, EPOCHS)
     for t in grid(EPOCHS, ITERATIONS):
         assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
@@ -93,7 +80,7 @@ def test_nested_join(a, b):
 def test_nested_self_join(a):
     left, _, join, nodes = join_nodes(nested=True, self_join=True)
     place(nodes, nested=True)
-    out = run_nested({"a": left}, {"a": indexed(a)}, nodes, join, EPOCHS)
+    out = run_nested({"a": left}, {"a": a}, nodes, join, EPOCHS)
     for t in grid(EPOCHS, ITERATIONS):
         collection = integral(a, t)
         assert integral(out, t) == naive_join(collection, collection), t
@@ -118,15 +105,15 @@ def naive_fused(joined: dict) -> dict:
 
 @settings(max_examples=100, deadline=None)
 @given(nested_series, nested_series)
-def test_nested_join_with_fused_stages_and_index(a, b):
+def test_nested_join_with_fused_stages(a, b):
     left, right, join, nodes = join_nodes(nested=True)
-    join.absorb(LinearNode(join, fused_stages(), ("cols", (1,))))
+    join.absorb(LinearNode(join, fused_stages()))
     place(nodes, nested=True)
-    out = run_nested({"a": left, "b": right}, {"a": indexed(a), "b": indexed(b)}, nodes,
+    out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes,
                      join, EPOCHS)
     for t in grid(EPOCHS, ITERATIONS):
         expected = naive_fused(naive_join(integral(a, t), integral(b, t)))
-        assert flat(integral(out, t, indexed=True)) == expected, t
+        assert integral(out, t) == expected, t
 
 
 @settings(max_examples=100, deadline=None)
@@ -134,7 +121,7 @@ def test_nested_join_with_fused_stages_and_index(a, b):
 def test_root_join(a, b):
     left, right, join, nodes = join_nodes(nested=False)
     place(nodes, nested=False)
-    out = run_root({"a": left, "b": right}, {"a": indexed(a), "b": indexed(b)}, nodes,
+    out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes,
                    join, 5)
     for e in range(5):
         assert integral(out, e) == naive_join(integral(a, e), integral(b, e)), e
@@ -170,10 +157,10 @@ AGGREGATES = [count, sum_of(1), min_of(1), max_of(1), mean_of(1)]
 @given(root_series, st.sampled_from(AGGREGATES))
 def test_aggregate(a, fn):
     holder = Holder()
-    trace = TraceNode(holder, nested=False)
+    trace = TraceNode(holder, KEY, nested=False)
     node = AggregateNode(holder, trace, fn)
     place([trace, node], nested=False)
-    out = run_root({"a": holder}, {"a": indexed(a)}, [trace, node], node, 5)
+    out = run_root({"a": holder}, {"a": a}, [trace, node], node, 5)
     for e in range(5):
         groups: dict = {}
         for row, w in integral(a, e).items():

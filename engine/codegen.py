@@ -1,0 +1,53 @@
+"""Small helpers for the loops the runtime generates (fused linear chains, join
+pair loops, trace appends): key and tuple expressions, and compiling source.
+
+>>> key_expression(("cols", (2, 0)), "row", {})
+'(row[2], row[0], )'
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+def tuple_expression(columns, row: str) -> str:
+    """Python expression for ``tuple(row[c] for c in columns)``."""
+    return "(" + "".join(f"{row}[{c}], " for c in columns) + ")"
+
+
+def key_expression(index, row: str, env: dict) -> str:
+    """Python expression for the key of ``row`` under ``index``.
+
+    ``index`` is ``("cols", (c, ...))`` (key = tuple of those columns) or
+    ``("fn", f)`` (key = ``f(row)``).
+    """
+    kind, spec = index
+    if kind == "cols":
+        return tuple_expression(spec, row)
+    name = f"_key{len(env)}"
+    env[name] = spec
+    return f"{name}({row})"
+
+
+def key_function(index) -> Callable:
+    """The Python function computing a row's key under an index spec."""
+    kind, spec = index
+    if kind == "fn":
+        return spec
+    columns = tuple(spec)
+    if len(columns) == 1:
+        (c,) = columns
+        return lambda row: (row[c],)
+    return lambda row: tuple(row[c] for c in columns)
+
+
+def build_functions(names: list[str], source_lines: list[str], env: dict) -> dict:
+    """Compile generated source; return its functions ``names`` by name."""
+    namespace = dict(env)
+    exec(compile("\n".join(source_lines), f"<generated {names[0]}>", "exec"), namespace)
+    return {name: namespace[name] for name in names}
+
+
+def build_function(name: str, source_lines: list[str], env: dict) -> Callable:
+    """Compile generated source and return the function ``name`` defined in it."""
+    return build_functions([name], source_lines, env)[name]
