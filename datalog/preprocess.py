@@ -225,8 +225,11 @@ class _Preprocessor:
     def do_include(self, rest: str, column: int, number: int, includes: list) -> None:
         m = re.match(r'\s*(?:"([^"]*)"|<([^>]*)>)\s*(?://.*|/\*.*)?$', rest)
         if m is None:
-            raise self.error("`#include` needs a file name in quotes", number, column,
-                             column + max(1, len(rest)), hint='write `#include "file.dl"`')
+            lead = len(rest) - len(rest.lstrip())
+            word = rest.strip()
+            raise self.error("`#include` needs a file name in quotes", number, column + lead,
+                             column + lead + max(1, len(word)),
+                             hint='write `#include "file.dl"`')
         target = m.group(1) if m.group(1) is not None else m.group(2)
         first = column + m.start(1 if m.group(1) is not None else 2) - 1
         span = Span(self.path, number, first, number, first + len(target) + 2)
