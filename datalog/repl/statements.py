@@ -30,6 +30,7 @@ True
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 
 #: DDlog's command-line transaction commands, accepted as synonyms of meta-commands.
@@ -103,11 +104,16 @@ def meta_words(text: str) -> list[str]:
     [':dump', 'path']
     >>> meta_words("commit;")
     [':commit']
+    >>> meta_words(':save "my dir"')
+    [':save', 'my dir']
     """
     match = _DDLOG.match(text)
     if match:
         return [DDLOG_COMMANDS[" ".join(match.group(1).split())]]
-    return text.split()
+    try:
+        return shlex.split(text)      # `:load "my file.dl"`
+    except ValueError:                # an unbalanced quote: take the words as they are
+        return text.split()
 
 
 def _has_toplevel_turnstile(text: str) -> bool:

@@ -76,10 +76,18 @@ def interactive(repl: Repl) -> None:
     """Read lines with prompt_toolkit until end of input (Ctrl-D) or ``:quit``;
     Ctrl-C abandons the statement being typed."""
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
 
-    session = PromptSession(history=FileHistory(history_path()),
-                            completer=_completer(repl), complete_while_typing=False)
+    path = history_path()
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+        history = FileHistory(path)
+    except OSError as exc:
+        repl.note(f"warning: no history ({path}: {exc.strerror})")
+        history = InMemoryHistory()
+    session = PromptSession(history=history, completer=_completer(repl),
+                            complete_while_typing=False)
     repl.write("datalog repl: statements end with `.`; `:help` lists the commands")
     while not repl.done:
         main, continued = prompts(repl)
