@@ -5,17 +5,12 @@
 nodes carry their spans. Syntax errors raise :class:`ParseError` with the place,
 the line, a caret and, where there is a likely fix, a hint.
 
-The grammar (``grammar.lark``) parses rule bodies generously, as expressions with
-``,``, ``;`` and parentheses; the callbacks here, run by the LALR parser as it
-reduces (no parse tree is built), decide what each piece is:
-
-- ``r(x, y)`` standing as a literal is an atom; inside a term it is a functor call
-  (``strlen(s)``); ``contains(a, b)`` and ``match(p, s)`` as literals are the
-  constraints of those names (``Comparison`` with op ``contains`` / ``match``);
-- ``!r(x)`` is a negated atom, ``!contains(a, b)`` the constraint ``not_contains``,
-  ``!(x < y)`` the comparison ``x >= y``;
-- a body with ``;`` (at any depth of parentheses) is put in disjunctive normal
-  form: ``a :- b, (c ; d).`` has the alternatives ``b, c`` and ``b, d``.
+The pipeline for each file: the preprocessor (:mod:`datalog.preprocess`) expands
+macros and reads included files; lines holding a plain fact are read directly
+(:mod:`datalog.fastfacts`); the rest goes through the LALR parser, whose reduce
+callbacks (:mod:`datalog.builder`) build the AST; syntax errors are put in words by
+:mod:`datalog.syntax_errors`. Items of included files take the place of their
+``#include`` line.
 
 >>> p = parse('.decl e(x: number, y: number)\\ne(1, 2).\\np(x) :- e(x, _), !e(_, x).')
 >>> [d.name for d in p.relations], p.facts[0].atom.args[1].value
@@ -31,7 +26,6 @@ datalog.errors.ParseError: <string>:1:13: error: expected `.` at the end of the 
                 ^
 hint: is the `.` at the end of the last clause missing?
 """
-
 from __future__ import annotations
 
 import heapq
@@ -42,447 +36,30 @@ from pathlib import Path
 from lark import Lark
 from lark.exceptions import UnexpectedInput
 
-from datalog.ast import (
-    Aggregate,
-    Attribute,
-    BinaryOp,
-    Comparison,
-    Constant,
-    Directive,
-    Fact,
-    Functor,
-    Negation,
-    Plan,
-    Pragma,
-    Program,
-    RelationDecl,
-    Rule,
-    Span,
-    TypeDecl,
-    UnaryOp,
-    Variable,
-    Wildcard,
-)
+from datalog.ast import Directive, Fact, Plan, Pragma, Program, RelationDecl, Rule, Span, TypeDecl
+from datalog.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
 from datalog.errors import DatalogError, Diagnostic, ParseError
-from datalog.fastfacts import split_facts, unquote
+from datalog.fastfacts import split_facts
 from datalog.preprocess import ColumnMap, Macro, preprocess
 from datalog.syntax_errors import describe_syntax_error
 
-#: Terms nested deeper than this are rejected (later stages walk terms recursively).
-MAX_DEPTH = 100
-#: A body may expand to at most this many alternatives (its disjunctive normal form).
-MAX_ALTERNATIVES = 1000
-
 #: How many files deep ``#include`` may nest.
 MAX_INCLUDE_DEPTH = 64
-#: Constraints written like calls, and their negations.
-CONSTRAINTS = ("contains", "match")
-NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<",
-           "contains": "not_contains", "match": "not_match"}
-#: Qualifiers that stand for an I/O directive (old Soufflé style).
-IO_QUALIFIERS = ("input", "output", "printsize")
 
-#: Binding strength of the infix operators (Soufflé's); prefix operators bind at
-#: ``_UNARY``, tighter than all but ``^``.
-_PRECEDENCE = {"lor": 1, "lxor": 2, "land": 3, "bor": 4, "bxor": 5, "band": 6,
-               "bshl": 7, "bshr": 7, "bshru": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9,
-               "^": 11}
-_UNARY = 10
-
-
-
-class _Group:
-    """A piece of a body while it is parsed: alternatives, each a list of pieces
-    (a literal, or a term to be read as a literal or, when the group turns out to
-    be a parenthesized term, as that term)."""
-
-    __slots__ = ("alternatives", "span")
-
-    def __init__(self, alternatives: list[tuple], span: Span):
-        self.alternatives = alternatives
-        self.span = span
-
-    def single(self):
-        if len(self.alternatives) == 1 and len(self.alternatives[0]) == 1:
-            return self.alternatives[0][0]
-        return None
-
-
-class _Callbacks:
-    """The reduce callbacks of the grammar (one method per rule or alias). State
-    is per file: set by :meth:`reset` before each parse."""
-
-    def reset(self, path: str, columns: dict[int, ColumnMap], sources: dict[str, str]):
-        self.path = path
-        self.columns = columns
-        self.sources = sources
-        self.depth: dict[int, int] = {}
-
-    # ------------------------------------------------------------ places
-
-    def span(self, first, last=None) -> Span:
-        last = first if last is None else last
-        a = first.span if hasattr(first, "span") else None
-        b = last.span if hasattr(last, "span") else None
-        if a is not None:
-            line, column = a.line, a.column
-        else:
-            line, column = first.line, self._start(first.line, first.column)
-        if b is not None:
-            end_line, end_column = b.end_line, b.end_column
-        else:
-            end_line, end_column = last.end_line, self._end(last.end_line, last.end_column)
-        return Span(self.path, line, column, end_line, end_column)
-
-    def _start(self, line: int, column: int) -> int:
-        cmap = self.columns.get(line) if self.columns else None
-        return cmap.start(column) if cmap else column
-
-    def _end(self, line: int, column: int) -> int:
-        cmap = self.columns.get(line) if self.columns else None
-        return cmap.end(column) if cmap else column
-
-    def error(self, message: str, span: Span, hint: str | None = None) -> ParseError:
-        return ParseError([Diagnostic("error", message, span, hint)], self.sources)
-
-    def nested(self, node, *children):
-        depth = 1 + max((self.depth.get(id(c), 1) for c in children), default=0)
-        if depth > MAX_DEPTH:
-            raise self.error(f"expression nested too deeply (more than {MAX_DEPTH} levels)",
-                             node.span, hint="split it with intermediate variables")
-        self.depth[id(node)] = depth
-        return node
-
-    # ------------------------------------------------------------ items
-
-    def start(self, *items):
-        out = []
-        for item in items:
-            if isinstance(item, list):
-                out.extend(item)
-            else:
-                out.append(item)
-        return out
-
-    def decl(self, keyword, name, lpar, *rest):
-        attributes = [a for a in rest if isinstance(a, Attribute)]
-        qualifier_tokens = [t for t in rest if getattr(t, "type", None) == "QUALIFIER"]
-        span = self.span(keyword, rest[-1])
-        seen = {}
-        for attr in attributes:
-            if attr.name in seen:
-                raise self.error(f"attribute `{attr.name}` is declared twice in `{name}`",
-                                 attr.span, hint="give each attribute its own name")
-            seen[attr.name] = attr
-        qualifiers = tuple(str(t) for t in qualifier_tokens if str(t) not in IO_QUALIFIERS)
-        decl = RelationDecl(str(name), tuple(attributes), qualifiers, span)
-        directives = [Directive(str(t), (str(name),), (), self.span(t))
-                      for t in qualifier_tokens if str(t) in IO_QUALIFIERS]
-        return [decl, *directives]
-
-    def attribute(self, name, type_name):
-        return Attribute(str(name), str(type_name), self.span(name, type_name))
-
-    def subtype(self, keyword, name, _op, base):
-        return TypeDecl(str(name), "subtype", (str(base),), self.span(keyword, base))
-
-    def type_equal(self, keyword, name, _op, *bases):
-        kind = "equivalent" if len(bases) == 1 else "union"
-        return TypeDecl(str(name), kind, tuple(str(b) for b in bases),
-                        self.span(keyword, bases[-1]))
-
-    def legacy_type(self, keyword, name):
-        base = "number" if keyword.startswith(".number") else "symbol"
-        return TypeDecl(str(name), "subtype", (base,), self.span(keyword, name))
-
-    def directive(self, keyword, *targets):
-        kind = str(keyword)[1:]
-        return [Directive(kind, (str(name),), params, self.span(keyword, end))
-                for name, params, end in targets]
-
-    def io_target(self, name, lpar=None, *rest):
-        params = tuple(p for p in rest if isinstance(p, tuple))
-        end = rest[-1] if rest else name
-        return name, params, end
-
-    def param(self, key, _eq, value):
-        text = str(value)
-        if value.type == "STRING":
-            text = self.unquote(value)
-        return str(key), text
-
-    def pragma(self, keyword, key, value=None):
-        end = value if value is not None else key
-        return Pragma(self.unquote(key), self.unquote(value) if value is not None else "",
-                      self.span(keyword, end))
-
-    def plan(self, keyword, *entries):
-        return Plan(tuple(entry for entry, _ in entries), self.span(keyword, entries[-1][1]))
-
-    def plan_entry(self, version, _lpar, *rest):
-        order = tuple(int(t) for t in rest if t is not None and t.type == "INT")
-        return (int(version), order), rest[-1]
-
-    def fact(self, *children):
-        calls, end = children[:-1], children[-1]
-        if len(calls) > 1:
-            raise self.error("a fact is a single atom", self.span(calls[0], end),
-                             hint="write one fact per clause, or use `:-` for a rule")
-        atom = self.atom(calls[0])
-        return Fact(atom, self.span(calls[0], end))
-
-    def rule(self, *children):
-        calls, body, end = children[:-3], children[-2], children[-1]
-        heads = tuple(self.atom(c) for c in calls)
-        alternatives = tuple(tuple(self.as_literal(piece) for piece in conj)
-                             for conj in body.alternatives)
-        return Rule(heads, alternatives, self.span(calls[0], end))
-
-    # ------------------------------------------------------------ bodies
-
-    def disj(self, *groups):
-        groups = [self.literal(g) for g in groups]
-        alternatives = [alt for g in groups for alt in g.alternatives]
-        span = self.span(groups[0], groups[-1])
-        if len(alternatives) > MAX_ALTERNATIVES:
-            raise self.error(f"the body expands to more than {MAX_ALTERNATIVES} alternatives",
-                             span, hint="split the rule into several rules")
-        return _Group(alternatives, span)
-
-    def conj(self, *groups):
-        groups = [self.literal(g) for g in groups]
-        alternatives = [()]
-        span = self.span(groups[0], groups[-1])
-        for g in groups:
-            if len(alternatives) * len(g.alternatives) > MAX_ALTERNATIVES:
-                raise self.error(
-                    f"the body expands to more than {MAX_ALTERNATIVES} alternatives",
-                    span, hint="split the rule into several rules")
-            alternatives = [a + b for a in alternatives for b in g.alternatives]
-        return _Group(alternatives, span)
-
-    def as_literal(self, piece):
-        """A finished body piece as a literal (an atom from a call)."""
-        if isinstance(piece, (Comparison, Negation)):
-            return piece
-        if isinstance(piece, Functor) and not piece.name.startswith("@"):
-            if piece.name in CONSTRAINTS:
-                return self.constraint(piece, piece.name)
-            return self.atom(piece)
-        raise self.error(f"expected an atom, a negated atom or a comparison, found "
-                         f"{_describe(piece)}", piece.span,
-                         hint="compare it with something, e.g. `x = ...`")
-
-    def literal(self, piece):
-        """The grammar's ``literal``: a piece as a one-alternative group."""
-        if isinstance(piece, _Group):
-            return piece
-        return _Group([(piece,)], piece.span)
-
-    def comparison(self, left, op, right):
-        left, right = self.term(left), self.term(right)
-        node = Comparison(str(op), left, right, self.span(left, right))
-        return self.nested(node, left, right)
-
-    def negation(self, bang, operand):
-        piece = operand.single() if isinstance(operand, _Group) else operand
-        span = self.span(bang, operand)
-        if isinstance(piece, Comparison):
-            return Comparison(NEGATED[piece.op], piece.left, piece.right, span)
-        if isinstance(piece, Functor) and not piece.name.startswith("@"):
-            if piece.name in CONSTRAINTS:
-                c = self.constraint(piece, piece.name)
-                return Comparison(NEGATED[c.op], c.left, c.right, span)
-            return Negation(self.atom(piece), span)
-        if isinstance(piece, Negation):
-            raise self.error("double negation", span, hint="remove both `!`")
-        raise self.error("`!` must be followed by an atom or a comparison", span)
-
-    def constraint(self, call: Functor, op: str) -> Comparison:
-        if len(call.args) != 2:
-            raise self.error(f"`{op}` takes 2 arguments, got {len(call.args)}", call.span,
-                             hint=f"write `{op}(a, b)`")
-        return Comparison(op, call.args[0], call.args[1], call.span)
-
-    def atom(self, call: Functor):
-        from datalog.ast import Atom
-        return Atom(call.name, call.args, call.span)
-
-    # ------------------------------------------------------------ terms
-
-    def term(self, value):
-        """A piece used as a value: unwrap a parenthesized term, reject the rest."""
-        if isinstance(value, _Group):
-            piece = value.single()
-            if piece is None or isinstance(piece, (Comparison, Negation)):
-                raise self.error("a condition cannot be used as a value", value.span,
-                                 hint="only terms (variables, constants, arithmetic, "
-                                      "functors, aggregates) can be arguments")
-            return piece
-        return value
-
-    def expr(self, *items):
-        """Operands and operators in a row, combined by precedence (shunting
-        yard, no recursion): prefix operators bind tighter than infix ones except
-        ``^``, which binds tightest and groups to the right."""
-        if len(items) == 1:
-            return items[0]
-        output: list = []
-        operators: list = []  # (token, precedence, unary)
-
-        def apply():
-            token, _, unary = operators.pop()
-            if unary:
-                output.append(self.unop(token, output.pop()))
-            else:
-                right = output.pop()
-                output.append(self.binop(output.pop(), token, right))
-
-        for item in items:
-            kind = getattr(item, "type", None)
-            if kind == "PREFIX":
-                operators.append((item, _UNARY, True))
-            elif kind == "INFIX":
-                precedence = _PRECEDENCE[str(item)]
-                while operators and (operators[-1][1] > precedence or
-                                     (operators[-1][1] == precedence and item != "^")):
-                    apply()
-                operators.append((item, precedence, False))
-            else:
-                output.append(item)
-        while operators:
-            apply()
-        return output[0]
-
-    def binop(self, left, op, right):
-        left, right = self.term(left), self.term(right)
-        node = BinaryOp(str(op), left, right, self.span(left, right))
-        return self.nested(node, left, right)
-
-    def unop(self, op, operand):
-        operand = self.term(operand)
-        span = self.span(op, operand)
-        if op == "-" and isinstance(operand, Constant) and operand.type in ("number", "float") \
-                and not isinstance(operand.value, bool):
-            return Constant(-operand.value, operand.type, span)
-        return self.nested(UnaryOp(str(op), operand, span), operand)
-
-    def variable(self, name):
-        if name == "_":
-            return Wildcard(self.span(name))
-        return Variable(str(name), self.span(name))
-
-    def integer(self, token):
-        text = str(token)
-        kind = "number"
-        if text.endswith("u"):
-            kind, text = "unsigned", text[:-1]
-        lower = text.lower()
-        if lower.startswith("0x"):
-            value = int(text, 16)
-        elif lower.startswith("0b"):
-            value = int(text, 2)
-        else:
-            value = int(text)
-        return Constant(value, kind, self.span(token))
-
-    def float(self, token):
-        return Constant(float(str(token)), "float", self.span(token))
-
-    def string(self, token):
-        return Constant(self.unquote(token), "symbol", self.span(token))
-
-    def unquote(self, token) -> str:
-        return unquote(str(token))
-
-    def call(self, name, lpar, *rest):
-        args = tuple(self.term(a) for a in rest[:-1] if a is not None)
-        node = Functor(str(name), args, self.span(name, rest[-1]))
-        return self.nested(node, *args)
-
-    def user_functor(self, at, name, lpar, *rest):
-        args = tuple(self.term(a) for a in rest[:-1] if a is not None)
-        node = Functor("@" + str(name), args, self.span(at, rest[-1]))
-        return self.nested(node, *args)
-
-    def group(self, lpar, group, rpar):
-        piece = group.single()
-        if piece is not None and not isinstance(piece, (Comparison, Negation)):
-            return piece
-        return _Group(group.alternatives, self.span(lpar, rpar))
-
-    def aggregate(self, keyword, target, body):
-        literals, end = body
-        target = self.term(target) if target is not None else None
-        kind = str(keyword)
-        span = self.span(keyword, end)
-        if kind == "count" and target is not None:
-            raise self.error("`count` takes no target expression", target.span,
-                             hint="write `count : { ... }`")
-        if kind != "count" and target is None:
-            raise self.error(f"`{kind}` needs the expression to aggregate", span,
-                             hint=f"write `{kind} x : {{ ... }}`")
-        node = Aggregate(kind, target, literals, span)
-        inner = [target] if target is not None else []
-        for lit in literals:
-            if isinstance(lit, Comparison):
-                inner.append(lit)
-            else:
-                inner.extend((lit.atom if isinstance(lit, Negation) else lit).args)
-        return self.nested(node, *inner)
-
-    def agg_body(self, *children):
-        if len(children) == 1:
-            call = children[0]
-            return (self.atom(call),), call
-        lbrace, group, rbrace = children
-        if len(group.alternatives) != 1:
-            raise self.error("an aggregate body cannot contain `;`",
-                             self.span(lbrace, rbrace),
-                             hint="aggregate over a helper relation defined by several rules")
-        return tuple(self.as_literal(p) for p in group.alternatives[0]), rbrace
-
-
-def _describe(piece) -> str:
-    if isinstance(piece, Variable):
-        return f"the variable `{piece.name}`"
-    if isinstance(piece, Constant):
-        return "a constant"
-    if isinstance(piece, Aggregate):
-        return "an aggregate"
-    if isinstance(piece, Functor):
-        return f"the functor call `{piece.name}(...)`"
-    if isinstance(piece, Wildcard):
-        return "`_`"
-    return "an expression"
-
+__all__ = ["MAX_ALTERNATIVES", "MAX_DEPTH", "MAX_INCLUDE_DEPTH", "parse", "parse_file"]
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 _lock = threading.Lock()
 _state: dict = {}
 
 
-def _parser() -> tuple[Lark, _Callbacks]:
+def _parser() -> tuple[Lark, Callbacks]:
     if "lark" not in _state:
-        callbacks = _Callbacks()
+        callbacks = Callbacks()
         lark = Lark(_GRAMMAR.read_text(), parser="lalr", maybe_placeholders=True,
-                    transformer=_Transformer(callbacks))
+                    transformer=Transformer(callbacks))
         _state["lark"], _state["callbacks"] = lark, callbacks
     return _state["lark"], _state["callbacks"]
-
-
-class _Transformer:
-    """Adapts :class:`_Callbacks` to lark's inline-transformer protocol: lark looks
-    up a method per rule name and calls it with the list of children."""
-
-    def __init__(self, callbacks: _Callbacks):
-        self._callbacks = callbacks
-
-    def __getattr__(self, name: str):
-        target = getattr(self._callbacks, name, None)
-        if target is None or name.startswith("_"):
-            raise AttributeError(name)
-        return lambda children: target(*children)
 
 
 # ---------------------------------------------------------------- files
