@@ -201,4 +201,4 @@ def test_antijoins_against_one_relation_by_different_keys():
     assert got["from_root"] == {(5, 1): 1}
     got = circuit.step({"edge": {(3, 4): -1, (4, 6): 1}})
     assert got["sink"] == {(3,): 1, (4,): -1, (6,): 1}  # 3 lost its only out-edge
-    assert got["from_root"] == {}
+    assert got["from_root"] == {(4, 6): 1}  # nothing leads into 4 any more
