@@ -112,7 +112,15 @@ def graph(program: str, circuit: bool) -> None:
               help="Write each .output relation r to DIR/r.csv; `-` prints them.")
 @click.option("--max-iterations", type=click.IntRange(min=1), metavar="N",
               help="Fail if a recursive stratum needs more than N iterations.")
-def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None) -> None:
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
+              show_default=True, help="Evaluate in this process, or on Apache Spark.")
+@click.option("--master", metavar="URL",
+              help="Spark master (with --engine spark): local[*] (default), "
+                   "spark://host:7077, yarn, k8s://..., or sc://host for Spark Connect.")
+@click.option("--output-format", type=click.Choice(["csv", "parquet"]), default="csv",
+              show_default=True, help="Output files (parquet needs --engine spark).")
+def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
+        engine: str, master: str | None, output_format: str) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -122,11 +130,35 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     from datalog.io import write_files
     from datalog.runner import run_file
 
+    if engine == "spark":
+        _run_on_spark(program, fact_dir, output_dir, max_iterations, master, output_format)
+        return
+    if master is not None or output_format != "csv":
+        raise click.UsageError("--master and --output-format parquet need --engine spark")
     try:
         with _progress(f"evaluating {program}"):
             result = run_file(program, fact_dir, output_dir, max_iterations)
         write_files(result.files)
     except DatalogError as error:
+        fail(error)
+    click.echo(result.stdout, nl=False)
+
+
+def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
+                  master: str | None, output_format: str) -> None:
+    """`datalog run --engine spark`: the same plan, evaluated and written by Spark."""
+    from datalog.api import Program
+    from datalog.errors import DatalogError
+    from engine.errors import EngineError
+    from engine.spark.runner import run_on_spark
+
+    try:
+        plan = Program.from_file(program).plan
+        with _progress(f"evaluating {program} on Spark"):
+            result = run_on_spark(plan, fact_dir, output_dir, master=master,
+                                  output_format=output_format,
+                                  max_iterations=max_iterations)
+    except (DatalogError, EngineError) as error:
         fail(error)
     click.echo(result.stdout, nl=False)
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -101,6 +102,8 @@ def get_session(master: str | None = None, *, spark: Any = None,
             # PySpark prints Python worker tracebacks into every error otherwise.
             "spark.sql.execution.pyspark.udf.simplifiedTraceback.enabled": "true",
         })
+        settings["spark.driver.extraJavaOptions"] = (
+            f"-Dlog4j2.configurationFile=file:{quiet_log_config()}")
         if is_local_master(master):
             # Loopback only: nothing listens on the machine's external address.
             os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
@@ -136,6 +139,34 @@ def quiet(session) -> None:
     printed before any setting can take effect; a Spark Connect server keeps
     its own log)."""
     session.sparkContext.setLogLevel("ERROR")
+
+
+_LOG_CONFIG = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+"""
+
+
+def quiet_log_config() -> str:
+    """A log4j2 configuration that logs errors only (Spark's default profile
+    announces itself and warns about native libraries on every start)."""
+    path = os.path.join(tempfile.gettempdir(), "datalog-spark-log4j2.properties")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == _LOG_CONFIG:
+                return path
+    except OSError:
+        pass
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(_LOG_CONFIG)
+    return path
 
 
 def _require_java() -> None:
