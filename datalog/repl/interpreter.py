@@ -260,7 +260,22 @@ class Repl:
         reported = set(self.reported)
         lines = [(relation, row, weight) for relation, row, weight in tx.delta
                  if relation in reported]
+        self._note_lasting(changes)
         self._print_changes("committed", lines, elapsed, show)
+
+    def _note_lasting(self, changes: Changes) -> None:
+        """Warn about retracted rows that are still there: a rule derives them or
+        the program states them as facts, so retracting them changes nothing."""
+        retracted: dict[str, list[tuple]] = {}
+        for (relation, row), weight in changes.items():
+            if weight < 0:
+                retracted.setdefault(relation, []).append(row)
+        for relation in sorted(retracted):
+            present = self.session.query(relation)
+            for row in sorted(retracted[relation], key=sort_key):
+                if row in present:
+                    self.note(f"warning: {format_change(relation, row, -1)} changed "
+                              "nothing: a rule derives the row or the program states it")
 
     def _print_changes(self, what: str, changes: list, elapsed: float,
                        show: bool = True) -> None:
