@@ -97,18 +97,30 @@ class Callbacks:
     # ------------------------------------------------------------ places
 
     def span(self, first, last=None) -> Span:
-        last = first if last is None else last
-        a = first.span if hasattr(first, "span") else None
-        b = last.span if hasattr(last, "span") else None
+        """From the start of ``first`` to the end of ``last`` (tokens or nodes)."""
+        if last is None:
+            last = first
+        a = getattr(first, "span", None)
+        b = getattr(last, "span", None)
         if a is not None:
             line, column = a.line, a.column
         else:
-            line, column = first.line, self._start(first.line, first.column)
+            line, column = first.line, first.column
+            if self.columns:
+                column = self._start(line, column)
         if b is not None:
             end_line, end_column = b.end_line, b.end_column
         else:
-            end_line, end_column = last.end_line, self._end(last.end_line, last.end_column)
+            end_line, end_column = last.end_line, last.end_column
+            if self.columns:
+                end_column = self._end(end_line, end_column)
         return Span(self.path, line, column, end_line, end_column)
+
+    def token_span(self, token) -> Span:
+        """The span of one token (the common case, made cheap)."""
+        if self.columns:
+            return self.span(token)
+        return Span(self.path, token.line, token.column, token.end_line, token.end_column)
 
     def _start(self, line: int, column: int) -> int:
         cmap = self.columns.get(line) if self.columns else None
@@ -122,11 +134,17 @@ class Callbacks:
         return ParseError([Diagnostic("error", message, span, hint)], self.sources)
 
     def nested(self, node, *children):
-        depth = 1 + max((self.depth.get(id(c), 1) for c in children), default=0)
-        if depth > MAX_DEPTH:
+        """Record ``node``'s depth (1 + its deepest child's); reject deep terms."""
+        depths = self.depth
+        deepest = 1
+        for child in children:
+            d = depths.get(id(child), 1)
+            if d > deepest:
+                deepest = d
+        if deepest >= MAX_DEPTH:
             raise self.error(f"expression nested too deeply (more than {MAX_DEPTH} levels)",
                              node.span, hint="split it with intermediate variables")
-        self.depth[id(node)] = depth
+        depths[id(node)] = deepest + 1
         return node
 
     # ------------------------------------------------------------ items
@@ -344,8 +362,8 @@ class Callbacks:
 
     def variable(self, name):
         if name == "_":
-            return Wildcard(self.span(name))
-        return Variable(str(name), self.span(name))
+            return Wildcard(self.token_span(name))
+        return Variable(str(name), self.token_span(name))
 
     def integer(self, token):
         text = str(token)
@@ -359,13 +377,13 @@ class Callbacks:
             value = int(text, 2)
         else:
             value = int(text)
-        return Constant(value, kind, self.span(token))
+        return Constant(value, kind, self.token_span(token))
 
     def float(self, token):
-        return Constant(float(str(token)), "float", self.span(token))
+        return Constant(float(str(token)), "float", self.token_span(token))
 
     def string(self, token):
-        return Constant(self.unquote(token), "symbol", self.span(token))
+        return Constant(self.unquote(token), "symbol", self.token_span(token))
 
     def unquote(self, token) -> str:
         return unquote(str(token))
