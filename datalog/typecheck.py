@@ -300,9 +300,17 @@ class _Clause:
         if self.table.primitive(found) != expected:
             self.error(f"{what} has type `{self.table.primitive(found)}` but {where} has "
                        f"type `{ctype}`", term.span)
-        elif strict and isinstance(term, Variable) and not self.table.is_subtype(found, ctype):
+        elif strict and isinstance(term, Variable) and self.from_atoms(term, scope) and \
+                not self.table.is_subtype(found, ctype):
             self.error(f"{what} has type `{found}` but {where} has type `{ctype}`", term.span,
                        hint=f"a `{found}` is not a `{ctype}`: declare both with one type")
+
+    def from_atoms(self, var: Variable, scope: Scope) -> bool:
+        """Whether ``var``'s type comes from the columns it fills (a variable
+        equated with a computed value has only that value's primitive type, and
+        fits any column of that primitive type, as a constant does)."""
+        known = self.types.get(scope.key(var.name))
+        return known is not None and known[2] != "an equality"
 
     # ------------------------------------------------------------ terms
 

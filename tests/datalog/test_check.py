@@ -113,3 +113,11 @@ def test_load_raises_every_error():
     with pytest.raises(CheckError) as info:
         load(".decl a(x: number)\nb(x) :- a(x).\nc(x) :- a(y).")
     assert len(info.value.errors) == 3  # b and c undefined, x unbound
+
+
+def test_computed_values_fill_subtype_columns():
+    text = (".type Id <: number\n.decl p(x: Id)\n.decl q(x: number)\n.input q\n.output p\n"
+            "p(x) :- x = 1.\np(x) :- q(y), x = y + 1.\np(1).\n")
+    assert messages(text) == []
+    assert messages(text + "p(x) :- q(x).\n") == [
+        "`x` has type `number` but column `x` of `p` has type `Id`"]
