@@ -33,7 +33,10 @@ The per-value history in a child scope is stored compactly, as a **history**:
 
 from __future__ import annotations
 
+import heapq
 from typing import Iterator, Mapping
+
+from sortedcontainers import SortedList
 
 from engine.codegen import build_functions, key_expression
 from engine.errors import EpochError
@@ -199,10 +202,12 @@ class Trace:
     row batches (``append_rows``) and keys them itself.
     """
 
-    __slots__ = ("nested", "past", "cur", "staged", "epoch", "index", "functions")
+    __slots__ = ("nested", "past", "cur", "staged", "epoch", "index", "functions",
+                 "ordered")
 
     def __init__(self, nested: bool = False, index=None):
         self.nested = nested
+        self.ordered = None  # SortedList of past keys, built on first ordered access
         self.past: dict = {}
         self.cur: dict = {}
         self.staged: list = []  # root scope: (is_rows, batch) of the current epoch
@@ -268,6 +273,9 @@ class Trace:
     def commit(self) -> None:
         """The epoch is over: fold it into ``past`` (compaction) and drop zeros."""
         past = self.past
+        if self.ordered is not None:
+            self._commit_ordered()
+            return
         if self.nested:
             for key, group in self.cur.items():
                 old = past.get(key)
@@ -299,6 +307,37 @@ class Trace:
                         del past[key]
             self.staged = []
         self.epoch += 1
+
+    def _commit_ordered(self) -> None:
+        """Commit, keeping the sorted key list in step (only once it exists)."""
+        touched = set(self.cur)
+        for batch in self._staged_indexed():
+            touched.update(batch)
+        before = {key for key in touched if key in self.past}
+        ordered, self.ordered = self.ordered, None
+        self.commit()
+        self.ordered = ordered
+        for key in touched:
+            if key in self.past and key not in before:
+                ordered.add(key)
+            elif key not in self.past and key in before:
+                ordered.remove(key)
+
+    def keys(self, minimum=None, maximum=None) -> Iterator:
+        """The keys of past epochs in order (``minimum``/``maximum`` inclusive
+        bounds), from a sorted index built on first use and kept up to date by
+        later commits.
+
+        >>> t = Trace(index=("cols", (0,)))
+        >>> t.append_rows({(3, "c"): 1, (1, "a"): 1, (2, "b"): 1}); t.commit()
+        >>> list(t.keys()), list(t.keys(minimum=(2,)))
+        ([(1,), (2,), (3,)], [(2,), (3,)])
+        >>> t.append_rows({(0, "z"): 1, (2, "b"): -1}); t.commit(); list(t.keys())
+        [(0,), (1,), (3,)]
+        """
+        if self.ordered is None:
+            self.ordered = SortedList(self.past)
+        return self.ordered.irange(minimum, maximum)
 
     def rollback(self) -> None:
         """Forget everything appended in the current epoch."""
@@ -336,23 +375,33 @@ class Trace:
         """``(key, value, time, weight)`` in order of key, then value, then time.
 
         Past epochs are compacted into one, reported as epoch ``self.epoch - 1``.
+        Keys come from the sorted key index (``keys()``), merged with the few
+        keys of the current epoch.
         """
-        rows: list = []
         last = self.epoch - 1
-        for epoch, store in ((last, self.past), (self.epoch, self.cur)):
-            for key, group in store.items():
+        staged = list(self._staged_indexed())
+        current = set(self.cur)
+        for batch in staged:
+            current.update(batch)
+        fresh = sorted(key for key in current if key not in self.past)
+        for key in heapq.merge(self.keys(), fresh):
+            rows = []
+            for epoch, store in ((last, self.past), (self.epoch, self.cur)):
+                group = store.get(key)
+                if not group:
+                    continue
                 for value, history in group.items():
                     if self.nested:
                         for iteration, weight in history_items(history):
-                            rows.append((key, value, (epoch, iteration), weight))
+                            rows.append((value, (epoch, iteration), weight))
                     else:
-                        rows.append((key, value, (epoch,), history))
-        for batch in self._staged_indexed():
-            for key, values in batch.items():
-                for value, weight in values.items():
-                    rows.append((key, value, (self.epoch,), weight))
-        rows.sort(key=lambda entry: (entry[0], entry[1], entry[2]))
-        return iter(rows)
+                        rows.append((value, (epoch,), history))
+            for batch in staged:
+                for value, weight in batch.get(key, {}).items():
+                    rows.append((value, (self.epoch,), weight))
+            rows.sort(key=lambda entry: (entry[0], entry[1]))
+            for value, time, weight in rows:
+                yield (key, value, time, weight)
 
     def size(self) -> int:
         """Number of stored (key, value, time) entries."""
