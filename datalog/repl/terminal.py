@@ -30,7 +30,27 @@ def run(path: str | None = None, fact_dir: str | None = None,
         stdin: IO[str] | None = None, stdout: IO[str] | None = None,
         stderr: IO[str] | None = None) -> int:
     """Run a session over ``path`` (and ``fact_dir``) until the input ends or
-    ``:quit``; returns the exit status."""
+    ``:quit``; returns the exit status.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> run(stdin=io.StringIO(".decl e(x: number)\ne(1). e(2).\n?- e(x).\ne(1, 2).\n"),
+    ...     stdout=out, stderr=out)
+    1
+    >>> print(out.getvalue(), end="")
+    recompiled: 0 inserted, 0 retracted
+    +e(1)
+    committed: 1 inserted, 0 retracted
+    +e(2)
+    committed: 1 inserted, 0 retracted
+    e(1)
+    e(2)
+    2 rows
+    <repl>:4:1: error: relation `e` has 1 attribute, got 2 arguments
+        e(1, 2).
+        ^~~~~~~
+    hint: declared at <repl>:1:1
+    """
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
