@@ -34,7 +34,7 @@ def run(path: str | None = None, fact_dir: str | None = None,
 
     >>> import io
     >>> out = io.StringIO()
-    >>> run(stdin=io.StringIO(".decl e(x: number)\ne(1). e(2).\n?- e(x).\ne(1, 2).\n"),
+    >>> run(stdin=io.StringIO(".decl e(x: number)\\ne(1). e(2).\\n?- e(x).\\ne(1, 2).\\n"),
     ...     stdout=out, stderr=out)
     1
     >>> print(out.getvalue(), end="")
