@@ -59,8 +59,15 @@ Transitive closure, as a child circuit::
 
 from engine import aggregates
 from engine.circuit import ChildCircuit, Circuit
-from engine.errors import (ArityError, BuildError, EngineError, EpochError,
-                           IterationLimitError, OperatorError, WeightError)
+from engine.errors import (
+                           ArityError,
+                           BuildError,
+                           EngineError,
+                           EpochError,
+                           IterationLimitError,
+                           OperatorError,
+                           WeightError,
+)
 from engine.node import Node
 from engine.stream import IndexedStream, Stream
 from engine.time import Timestamp

@@ -32,8 +32,15 @@ from typing import Mapping
 
 import networkx as nx
 
-from engine.errors import (ArityError, BuildError, EngineError, EpochError,
-                           IterationLimitError, OperatorError, WeightError)
+from engine.errors import (
+    ArityError,
+    BuildError,
+    EngineError,
+    EpochError,
+    IterationLimitError,
+    OperatorError,
+    WeightError,
+)
 from engine.node import Node
 from engine.trace import MAX_ITERATION
 from engine.zset import EMPTY, ZSet, add_into
@@ -390,11 +397,16 @@ class Circuit(BaseCircuit):
     {'swapped': ZSet({(2, 1): 1})}
     """
 
-    def __init__(self, max_iterations: int = 100_000):
+    def __init__(self, max_iterations: int = 100_000, spill_threshold: int | None = None):
         super().__init__(None, "")
         if not 1 <= max_iterations <= MAX_ITERATION:
             raise BuildError(f"max_iterations must be between 1 and {MAX_ITERATION}")
         self.max_iterations = max_iterations
+        # Traces that joins read move to Spark past this many rows (engine.spark.spill).
+        self.spill_threshold = spill_threshold
+        if spill_threshold is not None:
+            from engine.spark.spill import check_spilling
+            check_spilling(spill_threshold)
         self.epoch = 0
         self.finalized = False
         self.sources: dict[str, Source] = {}
@@ -447,6 +459,9 @@ class Circuit(BaseCircuit):
         self.all_nodes = [n for n in every if id(n) in live]
         for node in self.all_nodes:
             node.prepare()
+        if self.spill_threshold is not None:
+            from engine.spark.spill import spill_traces
+            spill_traces(self.all_nodes, self.spill_threshold)
         self.finalized = True
 
     @staticmethod

@@ -25,8 +25,11 @@ The per-value history in a child scope is stored compactly, as a **history**:
 >>> t.append({("a",): {("a", 1): 1, ("a", 2): 1}}, iteration=3)
 >>> t.commit()
 >>> t.append({("a",): {("a", 1): -1}}, iteration=3)
->>> list(t.entries())
-[(('a',), ('a', 1), (0, 0), 1), (('a',), ('a', 1), (0, 3), 1), (('a',), ('a', 1), (1, 3), -1), (('a',), ('a', 2), (0, 3), 1)]
+>>> for entry in t.entries(): print(entry)
+(('a',), ('a', 1), (0, 0), 1)
+(('a',), ('a', 1), (0, 3), 1)
+(('a',), ('a', 1), (1, 3), -1)
+(('a',), ('a', 2), (0, 3), 1)
 >>> t.commit(); t.size()
 2
 """
@@ -40,7 +43,6 @@ from sortedcontainers import SortedList
 
 from engine.codegen import build_functions, key_expression
 from engine.errors import EpochError
-
 
 SHIFT = 20  # codes stay one-digit (fast) ints for weights below 2**10
 MASK = (1 << SHIFT) - 1

@@ -174,6 +174,7 @@ class JoinNode(Node):
     """
 
     indexed = False  # its output is rows; linear stages after it are fused in
+    spilled = False  # True when a trace it reads may hold entries in Spark
 
     def __init__(self, left: Node, right: Node, left_trace: TraceNode,
                  right_trace: TraceNode, combine: Callable, label: str = ""):
@@ -199,6 +200,26 @@ class JoinNode(Node):
                                       self.reads[1].index,
                                       nested=self.circuit is not None and self.circuit.nested)
 
+    def join_spilled(self, out: dict, a: dict, b: dict, i: int) -> None:
+        """``a ⋈ B_spark + A_spark ⋈ b``: the parts of the traces moved to Spark
+        (``engine.spark.spill``), looked up for the keys of the other side's
+        difference and paired by the same loops as the in-memory parts. Called
+        before those are read: a lookup may first move them to Spark."""
+        fns, nested = self.functions, "left_timed" in self.functions
+        for side, delta, own, other in (("left", a, self.left_trace, self.right_trace),
+                                         ("right", b, self.right_trace, self.left_trace)):
+            if not delta or not hasattr(other, "spilled_matches"):
+                continue
+            cur, past = other.spilled_matches(own.index_rows(delta).keys())
+            if not nested:
+                if past:
+                    fns[f"{side}_plain"](out, delta, past)
+                continue
+            if cur:
+                fns[f"{side}_total"](out, delta, cur)
+            if past:
+                fns[f"{side}_timed"](out, delta, past, i, self.bucket)
+
     def both_deltas(self, out: dict, a: dict, b: dict) -> None:
         """``a ⋈ b``: the smaller delta is indexed on the fly, the other iterated."""
         if len(a) >= len(b):
@@ -213,6 +234,8 @@ class JoinNode(Node):
             return
         fns = self.functions
         out: dict = {}
+        if self.spilled:
+            self.join_spilled(out, a, b, 0)
         if a:
             past = self.right_trace.past
             if past:
@@ -277,6 +300,8 @@ class NestedJoinNode(JoinNode):
             return
         if out is None:
             out = {}
+        if self.spilled:
+            self.join_spilled(out, a, b, i)
         fns = self.functions
         bucket = self.bucket
         left, right = self.left_trace, self.right_trace

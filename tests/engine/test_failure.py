@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from engine import (ArityError, BuildError, Circuit, EngineError, EpochError,
-                    IterationLimitError, OperatorError, WeightError)
+from engine import (
+    ArityError,
+    BuildError,
+    Circuit,
+    EngineError,
+    EpochError,
+    IterationLimitError,
+    OperatorError,
+    WeightError,
+)
 from engine.trace import Trace, ZSetTrace
 from tests.engine.circuits import closure, transitive_closure
 

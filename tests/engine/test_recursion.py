@@ -7,8 +7,12 @@ import random
 import pytest
 
 from engine import Circuit
-from tests.engine.circuits import (closure, same_generation, same_generation_scratch,
-                                   transitive_closure)
+from tests.engine.circuits import (
+    closure,
+    same_generation,
+    same_generation_scratch,
+    transitive_closure,
+)
 
 
 def random_history(rng: random.Random, epochs: int, universe, size=(1, 4)):

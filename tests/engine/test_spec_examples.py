@@ -10,11 +10,22 @@ from engine import Circuit
 from engine.aggregates import count
 from engine.operators.aggregate import aggregate
 from engine.operators.delay import consolidate
-from engine.operators.distinct import (DistinctNode, DistinctTraceNode, distinct,
-                                       distinct_incremental, distinct_trace)
+from engine.operators.distinct import (
+    DistinctNode,
+    DistinctTraceNode,
+    distinct,
+    distinct_incremental,
+    distinct_trace,
+)
 from engine.operators.join import join_stream, join_trace
-from engine.operators.linear import (filter_zset, index_with, map_zset, minus_zsets,
-                                     negate_zset, plus_zsets)
+from engine.operators.linear import (
+    filter_zset,
+    index_with,
+    map_zset,
+    minus_zsets,
+    negate_zset,
+    plus_zsets,
+)
 from tests.engine.harness import Holder, place, run_nested, run_root
 
 
@@ -136,7 +147,7 @@ def test_join_trace_as_the_incremental_join_of_a_circuit():
     left = circuit.source("left", arity=2)
     right = circuit.source("right", arity=2)
     joined = left.index_by((0,)).join(right.index_by((0,)),
-                                      lambda k, l, r: (k[0], l[1], r[1]))
+                                      lambda k, x, y: (k[0], x[1], y[1]))
     circuit.output("out", joined)
     circuit.step({"right": {(k, v): w for k, v, _, w in JOIN_TRACE_TRACE}})
     batch = {(k, v): w for k, g in JOIN_TRACE_ZSET.items() for v, w in g.items() if w}

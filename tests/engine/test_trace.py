@@ -6,8 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.time import Timestamp, leq, lub
-from engine.trace import (Trace, ZSetTrace, encode, history_add, history_items,
-                          history_total)
+from engine.trace import Trace, ZSetTrace, encode, history_add, history_items, history_total
 
 rows = st.tuples(st.integers(0, 4), st.integers(0, 3))
 batches = st.dictionaries(rows, st.integers(-2, 2).filter(bool), max_size=5)
