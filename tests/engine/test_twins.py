@@ -18,6 +18,8 @@ from engine.operators.delay import DelayNode, IntegrateNode
 from engine.operators.distinct import DistinctNode, DistinctTraceNode
 from engine.operators.join import JoinNode, NestedJoinNode, TraceNode
 from engine.operators.linear import LinearNode
+from engine.trace import Trace, merge_histories
+from engine.zset import add_into
 from tests.engine.harness import Holder, grid, integral, place, run_nested, run_root
 
 EPOCHS, ITERATIONS = 3, 5
@@ -239,3 +241,58 @@ def test_antijoin_and_semijoin(epochs):
             {r: w for r, w in rows_a.items() if r[0] in present}
         assert {r: w for r, w in got["anti"].items() if w} == \
             {r: w for r, w in rows_a.items() if r[0] not in present}
+
+
+class OutsideTrace(Trace):
+    """A trace that moves its entries 'outside' whenever a join fetches matches,
+    like ``engine.spark.spill.SpillingTrace`` does with Spark."""
+
+    __slots__ = ("outside_past", "outside_cur")
+
+    def __init__(self, nested, index):
+        super().__init__(nested=nested, index=index)
+        self.outside_past: dict = {}
+        self.outside_cur: dict = {}
+
+    def spilled_matches(self, keys):
+        for store, outside in ((self.past, self.outside_past), (self.cur, self.outside_cur)):
+            for key, group in store.items():
+                if self.nested:
+                    merge_histories(outside.setdefault(key, {}), group)
+                else:
+                    add_into(outside.setdefault(key, {}), group)
+        self.past, self.cur = {}, {}
+        cur = {k: self.outside_cur[k] for k in keys if self.outside_cur.get(k)}
+        past = {k: self.outside_past[k] for k in keys if self.outside_past.get(k)}
+        return cur or None, past or None
+
+    def commit(self):
+        super().commit()
+        for key, group in self.outside_cur.items():
+            merge_histories(self.outside_past.setdefault(key, {}), group)
+        self.outside_cur = {}
+
+    def rollback(self):
+        super().rollback()
+        self.outside_cur = {}
+
+
+@settings(max_examples=100, deadline=None)
+@given(nested_series, nested_series, st.booleans())
+def test_join_against_traces_kept_outside_memory(a, b, nested):
+    left, right, join, nodes = join_nodes(nested=nested)
+    for trace_node in nodes[:2]:
+        trace_node.trace = OutsideTrace(nested, KEY)
+    join.spilled = True
+    place(nodes, nested=nested)
+    if nested:
+        out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
+        times = grid(EPOCHS, ITERATIONS)
+    else:
+        flat_a = {e: batch for (e, i), batch in a.items() if i == 0}
+        flat_b = {e: batch for (e, i), batch in b.items() if i == 0}
+        a, b = flat_a, flat_b
+        out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
+        times = range(EPOCHS)
+    for t in times:
+        assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
