@@ -191,3 +191,52 @@ def test_fast_fact_path_equals_grammar(values):
     for a, b in pairs:
         assert (a.span.column, a.span.end_column) == (b.span.column, b.span.end_column)
         assert (a.span.line, b.span.line) == (1, 2)
+
+
+@st.composite
+def valid_programs(draw):
+    """Programs that pass every check except, perhaps, stratification: binary
+    number relations, rules whose variables are all bound by construction."""
+    names = [f"r{i}" for i in range(5)]
+    lines = [f".decl {n}(a: number, b: number)" for n in names] + [".input r0"]
+    for _ in range(draw(st.integers(1, 7))):
+        atoms_ = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from("xyz"),
+                                         st.sampled_from("xyz")), min_size=1, max_size=3))
+        bound = sorted({v for _, a, b in atoms_ for v in (a, b)})
+        body = [f"{r}({a}, {b})" for r, a, b in atoms_]
+        extra = draw(st.sampled_from(["", "neg", "cmp", "agg"]))
+        if extra == "neg":
+            body.append(f"!{draw(st.sampled_from(names))}({draw(st.sampled_from(bound))}, _)")
+        elif extra == "cmp":
+            body.append(f"{draw(st.sampled_from(bound))} < {draw(st.sampled_from(bound))} + 1")
+        elif extra == "agg":
+            body.append(f"n = count : {{ {draw(st.sampled_from(names))}"
+                        f"({draw(st.sampled_from(bound))}, _) }}")
+            bound.append("n")
+        head = f"{draw(st.sampled_from(names[1:]))}({draw(st.sampled_from(bound))}, " \
+               f"{draw(st.sampled_from(bound))})"
+        lines.append(f"{head} :- {', '.join(body)}.")
+    return "\n".join(lines)
+
+
+@FUZZ
+@given(valid_programs())
+def test_valid_programs_stratify_or_name_a_real_cycle(text):
+    program = parse(text, "fuzz.dl")
+    assert [d for d in check(program) if d.severity == "error"] == []
+    graph = dependency_graph(program)
+    try:
+        strata = stratify(program)
+    except DatalogError as e:
+        for d in e.diagnostics:
+            cycle = d.message.split(": ", 1)[1].split(" -> ")
+            names = [step.replace("!", "").replace("aggregate over ", "") for step in cycle]
+            for dependent, dependency in zip(names, names[1:]):
+                assert graph.has_edge(dependency, dependent)
+            assert any(step != name for step, name in zip(cycle, names))
+            assert names[0] == names[-1]
+        return
+    position = {name: i for i, s in enumerate(strata) for name in s.relations}
+    for source, target, kind in graph.edges(data="kind"):
+        assert position[source] < position[target] or (
+            position[source] == position[target] and kind == "positive")
