@@ -69,6 +69,9 @@ IO_KINDS = {"input": ("file", "stdin"), "output": ("file", "stdout"),
             "printsize": ("stdout",)}
 
 
+_BOOLEANS = ("true", "false", "1", "0", "yes", "no")
+
+
 def check(program: Program) -> list[Diagnostic]:
     """Every error and warning of ``program``, sorted by place."""
     table = TypeTable(program)
@@ -133,12 +136,12 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
                 out.append(Diagnostic("warning", f"unknown parameter `{key}` of "
                                       f"`.{directive.kind}` is ignored", directive.span,
                                       hint=near))
-            elif key == "IO" and value not in allowed:
+            elif key == "IO" and value.lower() not in allowed:
                 out.append(Diagnostic("error", f"`.{directive.kind}` does not support "
                                       f"`IO={value}`", directive.span,
                                       hint="supported: " + ", ".join(f"`IO={a}`"
                                                                      for a in allowed)))
-            elif key in ("headers", "rfc4180") and value not in ("true", "false"):
+            elif key in ("headers", "rfc4180") and value.strip().lower() not in _BOOLEANS:
                 out.append(Diagnostic("error", f"`{key}` must be `true` or `false`",
                                       directive.span))
     for plan in program.plans:
