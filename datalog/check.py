@@ -62,9 +62,9 @@ from datalog.types import (
     relation_types,
 )
 
-#: Parameters of `.input` / `.output` directives (others get a warning).
-IO_PARAMETERS = ("IO", "filename", "delimiter", "headers", "rfc4180", "compress",
-                 "attributeNames", "params", "fact-dir", "output-dir")
+#: Parameters of `.input` / `.output` directives that the engine reads
+#: (`datalog/io.py`); others are accepted with a warning that they are ignored.
+IO_PARAMETERS = ("IO", "filename", "delimiter", "headers")
 IO_KINDS = {"input": ("file", "stdin"), "output": ("file", "stdout"),
             "printsize": ("stdout",)}
 
@@ -133,7 +133,9 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
             if directive.kind == "printsize" or key not in IO_PARAMETERS:
                 near = did_you_mean(key, IO_PARAMETERS) if directive.kind != "printsize" \
                     else None
-                out.append(Diagnostic("warning", f"unknown parameter `{key}` of "
+                if key == "rfc4180":
+                    near = "fields are split at the delimiter; quotes are not removed"
+                out.append(Diagnostic("warning", f"parameter `{key}` of "
                                       f"`.{directive.kind}` is ignored", directive.span,
                                       hint=near))
             elif key == "IO" and value.lower() not in allowed:
