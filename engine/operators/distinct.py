@@ -28,7 +28,7 @@ from typing import Mapping
 
 from engine.node import Node
 from engine.time import leq
-from engine.trace import MASK, SHIFT, ZSetTrace
+from engine.trace import MASK, SHIFT, ZSetTrace, history_add
 from engine.zset import EMPTY
 
 
@@ -105,12 +105,13 @@ class DistinctTraceNode(Node):
             return
         trace = self.trace
         if rows is batch and not trace.past:
-            self.out = self._no_past(batch, trace)
-            trace.append(batch, i)
+            self.out = self._no_past(batch, trace, i)
             return
-        past_get, cur_get = trace.past.get, trace.cur.get
+        cur = trace.cur
+        past_get, cur_get = trace.past.get, cur.get
         bget = batch.get
         scheduled, heap = self.scheduled, self.heap
+        unit = (1 << SHIFT) | i
         out = {}
         for row in rows:
             w = bget(row, 0)
@@ -126,49 +127,61 @@ class DistinctTraceNode(Node):
                 delta = (w3 + w > 0) - (w3 > 0)
                 if delta:
                     out[row] = delta
-                continue
-            w1 = w2 = 0
-            nxt = None
-            if type(p) is int:
-                j = p & MASK
-                if j < i:
-                    w1 = p >> SHIFT
-                elif j == i:
-                    w2 = p >> SHIFT
-                else:
-                    nxt = j
             else:
-                for j, pw in p.items():
+                w1 = w2 = 0
+                nxt = None
+                if type(p) is int:
+                    j = p & MASK
                     if j < i:
-                        w1 += pw
+                        w1 = p >> SHIFT
                     elif j == i:
-                        w2 += pw
-                    elif nxt is None or j < nxt:
+                        w2 = p >> SHIFT
+                    else:
                         nxt = j
-            w13 = w1 + w3
-            w12 = w1 + w2
-            delta = ((w12 + w3 + w > 0) - (w13 > 0)) - ((w12 > 0) - (w1 > 0))
-            if delta:
-                out[row] = delta
-            if nxt is not None and w3 + w:
-                waiting = scheduled.get(nxt)
-                if waiting is None:
-                    scheduled[nxt] = {row}
-                    heapq.heappush(heap, nxt)
                 else:
-                    waiting.add(row)
-        trace.append(batch, i)
+                    for j, pw in p.items():
+                        if j < i:
+                            w1 += pw
+                        elif j == i:
+                            w2 += pw
+                        elif nxt is None or j < nxt:
+                            nxt = j
+                w13 = w1 + w3
+                w12 = w1 + w2
+                delta = ((w12 + w3 + w > 0) - (w13 > 0)) - ((w12 > 0) - (w1 > 0))
+                if delta:
+                    out[row] = delta
+                if nxt is not None and w3 + w:
+                    waiting = scheduled.get(nxt)
+                    if waiting is None:
+                        scheduled[nxt] = {row}
+                        heapq.heappush(heap, nxt)
+                    else:
+                        waiting.add(row)
+            if w:  # the trace append, in the same pass
+                if h is None:
+                    cur[row] = unit if w == 1 else (w << SHIFT) | i
+                else:
+                    h = history_add(h, i, w)
+                    if h is None:
+                        del cur[row]
+                    else:
+                        cur[row] = h
         self.out = out or EMPTY
 
     @staticmethod
-    def _no_past(batch: dict, trace: ZSetTrace) -> dict:
+    def _no_past(batch: dict, trace: ZSetTrace, i: int) -> dict:
         """The formula when no earlier epoch left anything (w1 = w2 = 0; e.g. the
-        bulk load): ``[w3 + w > 0] - [w3 > 0]``."""
-        cur_get = trace.cur.get
+        bulk load): ``[w3 + w > 0] - [w3 > 0]``; appends the batch to the trace
+        in the same pass."""
+        cur = trace.cur
+        cur_get = cur.get
+        unit = (1 << SHIFT) | i
         out = {}
         for row, w in batch.items():
             h = cur_get(row)
             if h is None:
+                cur[row] = unit if w == 1 else (w << SHIFT) | i
                 if w > 0:
                     out[row] = 1
                 continue
@@ -176,6 +189,11 @@ class DistinctTraceNode(Node):
             delta = (w3 + w > 0) - (w3 > 0)
             if delta:
                 out[row] = delta
+            h = history_add(h, i, w)
+            if h is None:
+                del cur[row]
+            else:
+                cur[row] = h
         return out or EMPTY
 
     def describe_args(self) -> str:
