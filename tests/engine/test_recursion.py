@@ -135,3 +135,97 @@ def test_reference_001_insert_3_at_epoch_1_retract_at_epoch_2(build):
     delta = circuit.step({"input": {(1,): -1}})["x"]
     assert delta == {(v,): -1 for v in (1, 2, 4, 8)}
     assert set(circuit.collection("x")) == geometric([16])
+
+
+def even_odd_paths() -> Circuit:
+    """odd(x, y) :- edge(x, y).   odd(x, z) :- even(x, y), edge(y, z).
+    even(x, z) :- odd(x, y), edge(y, z).   Two feedbacks in one child."""
+    circuit = Circuit()
+    edge = circuit.source("edge", arity=2)
+    with circuit.child("parity") as child:
+        e = child.import_(edge)
+        odd_fb = child.feedback("odd", arity=2)
+        even_fb = child.feedback("even", arity=2)
+        by_src = e.index_by((0,))
+        odd = e.plus(even_fb.stream.index_by((1,)).join(by_src, ((0, 0), (1, 1)))).distinct()
+        even = odd_fb.stream.index_by((1,)).join(by_src, ((0, 0), (1, 1))).distinct()
+        odd_fb.connect(odd)
+        even_fb.connect(even)
+        circuit.output("odd", child.export(odd), keep=True)
+        circuit.output("even", child.export(even), keep=True)
+    return circuit
+
+
+def even_odd_scratch(edges):
+    odd, even = set(edges), set()
+    while True:
+        new_even = {(x, z) for (x, y) in odd for (y2, z) in edges if y == y2}
+        new_odd = {(x, z) for (x, y) in even for (y2, z) in edges if y == y2} | set(edges)
+        if new_even == even and new_odd == odd:
+            return odd, even
+        odd, even = new_odd | odd, new_even | even
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mutual_recursion_with_two_feedbacks(seed):
+    rng = random.Random(200 + seed)
+    universe = [(a, b) for a in range(6) for b in range(6)]
+    circuit = even_odd_paths()
+    for batch, edges in random_history(rng, 30, universe):
+        circuit.step({"edge": batch})
+        odd, even = even_odd_scratch(edges)
+        assert circuit.collection("odd") == {r: 1 for r in odd}
+        assert circuit.collection("even") == {r: 1 for r in even}
+
+
+def reach_avoiding() -> Circuit:
+    """reach(x) :- start(x), !blocked(x).
+    reach(y) :- reach(x), edge(x, y), !blocked(y).   (negation of a lower stratum)"""
+    circuit = Circuit()
+    start = circuit.source("start", arity=1)
+    edge = circuit.source("edge", arity=2)
+    blocked = circuit.source("blocked", arity=1)
+    with circuit.child("reach") as child:
+        s, e, b = child.import_(start), child.import_(edge), child.import_(blocked)
+        fb = child.feedback("reach", arity=1)
+        stepped = fb.stream.index_by((0,)).join(e.index_by((0,)), ((1, 1),))
+        candidates = s.plus(stepped)
+        new = candidates.index_by((0,)).antijoin(b.index_by((0,))).distinct()
+        fb.connect(new)
+        circuit.output("reach", child.export(new), keep=True)
+    return circuit
+
+
+def reach_scratch(starts, edges, blocked):
+    reach = {x for (x,) in starts if (x,) not in blocked}
+    while True:
+        new = {y for (x, y) in edges if x in reach and (y,) not in blocked} - reach
+        if not new:
+            return {(x,) for x in reach}
+        reach |= new
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_negation_of_a_lower_stratum_inside_recursion(seed):
+    rng = random.Random(300 + seed)
+    circuit = reach_avoiding()
+    facts = {"start": set(), "edge": set(), "blocked": set()}
+    universes = {"start": [(x,) for x in range(7)],
+                 "edge": [(a, b) for a in range(7) for b in range(7)],
+                 "blocked": [(x,) for x in range(7)]}
+    for _ in range(40):
+        batch: dict = {}
+        for name in facts:
+            changes: dict = {}
+            for _ in range(rng.randint(0, 2)):
+                fact = rng.choice(universes[name])
+                if fact in facts[name]:
+                    facts[name].discard(fact)
+                    changes[fact] = changes.get(fact, 0) - 1
+                else:
+                    facts[name].add(fact)
+                    changes[fact] = changes.get(fact, 0) + 1
+            batch[name] = {f: w for f, w in changes.items() if w}
+        circuit.step(batch)
+        expected = reach_scratch(facts["start"], facts["edge"], facts["blocked"])
+        assert circuit.collection("reach") == {r: 1 for r in expected}
