@@ -1,0 +1,88 @@
+"""The peers: our engine and the tools it is measured against.
+
+Every peer answers the same four questions about a workload
+(:class:`benchmarks.workloads.Workload`): can it express the program
+(:meth:`Peer.unsupported`), the fixpoint from scratch (:meth:`Peer.batch`), the
+size of each derived relation (:meth:`Peer.counts`), and, for a peer that
+maintains its answer incrementally, one fact retracted or inserted
+(:meth:`Peer.retract`, :meth:`Peer.insert`). A peer without incremental
+maintenance is timed on a from-scratch :meth:`Peer.batch` over the changed
+input instead, which is what its user would have to do.
+
+Peers are imported lazily by name (:func:`load`), each in the subprocess of
+its own cell, so that one peer's imports never weigh on another's memory.
+``pydbsp`` runs under a Python 3.12 interpreter (:mod:`benchmarks.py312`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import ClassVar
+
+# name -> (module, class, interpreter): the order is the table's row order.
+PEERS: dict[str, tuple[str, str, str]] = {
+    "engine": ("benchmarks.peers.engine_peer", "EnginePeer", "3.11"),
+    "python": ("benchmarks.peers.python_loop", "PythonLoop", "3.11"),
+    "pydatalog": ("benchmarks.peers.pydatalog_peer", "PyDatalogPeer", "3.11"),
+    "clingo": ("benchmarks.peers.clingo_peer", "ClingoPeer", "3.11"),
+    "duckdb": ("benchmarks.peers.duckdb_peer", "DuckDBPeer", "3.11"),
+    "networkx": ("benchmarks.peers.networkx_peer", "NetworkxPeer", "3.11"),
+    "pydbsp": ("benchmarks.peers.pydbsp_peer", "PydbspPeer", "3.12"),
+}
+
+
+class Peer:
+    """One tool, driven through the workload protocol (see the module doc).
+
+    ``families`` lists the workload families the peer can express; for the
+    others :meth:`unsupported` says why, and the table prints that reason.
+    """
+
+    name = ""
+    label = ""
+    incremental = False
+    families: tuple[str, ...] = ()
+    why_not: ClassVar[dict[str, str]] = {}
+
+    def unsupported(self, workload) -> str | None:
+        if workload.family in self.families:
+            return None
+        return self.why_not.get(workload.family, f"no {workload.family} program")
+
+    def prepare(self, workload) -> None:
+        """Import the peer's library and compile what does not depend on the
+        facts (our engine: the program), before the batch is timed."""
+
+    def batch(self, workload, facts: dict[str, list[tuple]]):
+        """Compute every derived relation from ``facts`` from scratch; returns
+        the peer's state, with the result materialized."""
+        raise NotImplementedError
+
+    def counts(self, state, workload) -> dict[str, int]:
+        """The number of tuples of each of ``workload.outputs``."""
+        raise NotImplementedError
+
+    def retract(self, state, relation: str, row: tuple):
+        """Retract one input fact (incremental peers only); returns what
+        :meth:`changed` reads, outside the timed call."""
+        raise NotImplementedError
+
+    def insert(self, state, relation: str, row: tuple):
+        """Insert one input fact (incremental peers only); as :meth:`retract`."""
+        raise NotImplementedError
+
+    def changed(self, result, workload) -> int | None:
+        """How many derived tuples the update returning ``result`` changed, when
+        the peer says (``None`` otherwise)."""
+        return None
+
+
+def load(name: str) -> Peer:
+    """The peer called ``name``, its module imported now."""
+    module, cls, _ = PEERS[name]
+    return getattr(importlib.import_module(module), cls)()
+
+
+def interpreter(name: str) -> str:
+    """The Python version the peer's cells run under (``3.11`` or ``3.12``)."""
+    return PEERS[name][2]
