@@ -468,7 +468,7 @@ class Circuit(BaseCircuit):
     def _live(every: list[Node]) -> set:
         """Nodes something observable depends on."""
         roots = [n for n in every if n.kind in ("sink", "source", "feedback")
-                 or type(n).__name__ == "InspectNode"]
+                 or n.observable]
         live: set = set()
         todo = list(roots)
         while todo:

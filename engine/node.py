@@ -33,6 +33,7 @@ class Node:
     kind = "operator"
     iteration_hook = False  # True when clock_stop(1, i) does something
     may_hold_work = False   # True when pending() can return an iteration
+    observable = False      # True when evaluating it has an effect of its own (inspect)
 
     def __init__(self, inputs=(), label: str = "", reads=()):
         self.inputs = list(inputs)

@@ -166,6 +166,8 @@ class InspectNode(Node):
     """Inspect: passes its input through and calls ``callback(batch, time)`` for
     every non-empty batch (``time`` is the epoch, or ``(epoch, iteration)``)."""
 
+    observable = True  # kept even when nothing reads its output
+
     def __init__(self, source: Node, callback: Callable, label: str = ""):
         super().__init__([source], label)
         self.callback = callback
