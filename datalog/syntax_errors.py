@@ -51,7 +51,11 @@ def _expected_text(lark: Lark, expected: set[str]) -> str:
         words.append("a declaration, a directive, a fact or a rule")
         names -= _ITEM_START | {"NAME"}
     if len(names & _TERM_START) >= 4:
-        words.append("a term")
+        if "BANG" in names:
+            words.append("a literal (an atom, a negated atom or a comparison)")
+            names.discard("BANG")
+        else:
+            words.append("a term")
         names -= _TERM_START
     punctuation = sorted((_terminal_text(lark, n) for n in names),
                          key=lambda w: (not w.startswith("`"), len(w), w))
