@@ -99,11 +99,15 @@ def stratify(program: Program, graph: nx.DiGraph | None = None) -> list[Stratum]
     if problems:
         problems.sort(key=lambda d: (d.span.path, d.span.line, d.span.column))
         raise CheckError(problems, dict(program.sources))
+    # Clauses in source order, numbered, grouped by head relation.
+    by_head: dict[str, list] = {}
+    for number, clause in enumerate(c for rule in program.rules for c in rule.clauses()):
+        by_head.setdefault(clause[0].relation, []).append((number, clause))
     strata = []
     for names, recursive in components(graph, condensed):
-        clauses = tuple(c for rule in program.rules for c in rule.clauses()
-                        if c[0].relation in names)
-        strata.append(Stratum(names, recursive, clauses))
+        numbered = sorted((item for name in names for item in by_head.get(name, ())),
+                          key=lambda item: item[0])
+        strata.append(Stratum(names, recursive, tuple(c for _, c in numbered)))
     return strata
 
 
