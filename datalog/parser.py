@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 import threading
 from pathlib import Path
 
 from lark import Lark
-from lark.exceptions import UnexpectedInput
+from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from datalog.ast import Directive, Fact, Plan, Pragma, Program, RelationDecl, Rule, Span, TypeDecl
 from datalog.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
@@ -45,6 +46,8 @@ from datalog.syntax_errors import describe_syntax_error
 
 #: How many files deep ``#include`` may nest.
 MAX_INCLUDE_DEPTH = 64
+#: A file's syntax errors are reported up to this many.
+MAX_SYNTAX_ERRORS = 20
 
 __all__ = ["MAX_ALTERNATIVES", "MAX_DEPTH", "MAX_INCLUDE_DEPTH", "parse", "parse_file"]
 
@@ -110,6 +113,31 @@ class _Loader:
         return self.load(text, path)
 
     def parse_text(self, text: str, path: str, columns: dict[int, ColumnMap]) -> list:
+        """The items of one preprocessed file. After a syntax error the parser
+        resumes after the end of the broken clause (or at the next directive), so
+        that one run reports every syntax error of the file (up to
+        :data:`MAX_SYNTAX_ERRORS`); text before the resumption point is blanked,
+        which keeps every line and column where it was."""
+        errors: list[Diagnostic] = []
+        resumed = -1
+        while True:
+            try:
+                items = self.parse_once(text, path, columns)
+            except _SyntaxError as e:
+                errors.append(e.diagnostic)
+                resume = _resume_point(text, max(e.offset, resumed + 1)) \
+                    if e.offset is not None else None
+                if resume is None or len(errors) >= MAX_SYNTAX_ERRORS:
+                    break
+                resumed = resume
+                text = _BLANK.sub(" ", text[:resume]) + text[resume:]
+                continue
+            if not errors:
+                return items
+            break
+        raise ParseError(errors, self.sources)
+
+    def parse_once(self, text: str, path: str, columns: dict[int, ColumnMap]) -> list:
         lark, callbacks = _parser()
         with _lock:
             callbacks.reset(path, columns, self.sources)
@@ -119,15 +147,62 @@ class _Loader:
                 if facts:
                     items = list(heapq.merge(items, facts, key=lambda i: i.span.line))
                 return items
-            except DatalogError:
-                raise
+            except ParseError as e:  # raised by a callback: a span, no offset
+                span = e.diagnostics[0].span
+                raise _SyntaxError(e.diagnostics[0], _offset(text, span)) from None
             except UnexpectedInput as e:
-                raise _syntax_error(e, text, path, columns, lark, self.sources) from None
+                error = _syntax_error(e, text, path, columns, lark, self.sources)
+                offset = getattr(e, "pos_in_stream", None)
+                if isinstance(e, UnexpectedToken):
+                    offset = e.token.start_pos if e.token.type != "$END" else None
+                raise _SyntaxError(error.diagnostics[0], offset) from None
             except RecursionError:
                 raise ParseError([Diagnostic("error", "program nested too deeply",
                                              Span(path, 0, 0, 0, 0))], self.sources) from None
             finally:
                 callbacks.depth = {}
+
+
+class _SyntaxError(Exception):
+    """One syntax error and the offset in the text where it was found."""
+
+    def __init__(self, diagnostic: Diagnostic, offset: int | None):
+        super().__init__(diagnostic.message)
+        self.diagnostic, self.offset = diagnostic, offset
+
+
+_BLANK = re.compile(r"[^\n]")
+# Pieces of text when looking for the end of a clause: strings, comments, floats and
+# dotted words are skipped whole (a directive's keyword is a place to resume); a
+# lone `.` ends a clause.
+_CLAUSE_PIECES = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|[0-9]+\.[0-9]+'
+    r"|(?P<directive>\.(?:decl|type|input|output|printsize|pragma|plan|number_type|symbol_type)\b)"
+    r"|\.[A-Za-z_]\w*"
+    r'|[^".\/0-9]+|.', re.DOTALL)
+
+
+def _resume_point(text: str, offset: int) -> int | None:
+    """Where parsing can start again after an error at ``offset``: just after
+    the next ``.`` that ends a clause, or at the next directive, if before."""
+    for m in _CLAUSE_PIECES.finditer(text, offset):
+        if m.group("directive"):
+            return m.start()
+        if m.group(0) == ".":
+            return m.end()
+    return None
+
+
+def _offset(text: str, span: Span | None) -> int | None:
+    """The offset of ``span``'s start in ``text`` (its line and column)."""
+    if span is None or span.line <= 0:
+        return None
+    start = 0
+    for _ in range(span.line - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    return start + max(span.column - 1, 0)
 
 
 def _read(path: str) -> str:

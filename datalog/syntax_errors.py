@@ -26,7 +26,7 @@ _NAMES = {
     "AGGREGATOR": "an aggregate", "QUALIFIER": "a qualifier", "DECL": "`.decl`",
     "TYPE": "`.type`", "IO": "`.input`/`.output`", "PRAGMA": "`.pragma`",
     "PLAN": "`.plan`", "LEGACY_TYPE": "`.number_type`", "INFIX": "an operator",
-    "CMP": "a comparison", "PREFIX": "`-`",
+    "CMP": "a comparison", "PREFIX": "`-`", "DOT": "`.`",
     "$END": "end of file",
 }
 _DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma", ".plan")
@@ -83,15 +83,42 @@ def _acceptable(e: UnexpectedToken) -> set[str]:
     return accepts or expected
 
 
-def _previous_token(lark: Lark, text: str, pos: int):
-    """The last token before ``pos`` (for "missing `.`" hints), or None."""
+class _Token(str):
+    """A token's text, type and end, with lines counted in the whole text."""
+
+    type: str
+    end_line: int
+    end_column: int
+
+
+#: How many lines before an error are lexed again to find the token before it.
+_LOOKBACK_LINES = 60
+
+
+def _previous_token(lark: Lark, text: str, pos: int) -> _Token | None:
+    """The last token before ``pos`` (for "missing `.`" hints), or None. Only the
+    last lines before ``pos`` are lexed, so reporting many errors in a large file
+    stays linear."""
+    start = pos
+    for _ in range(_LOOKBACK_LINES):
+        start = text.rfind("\n", 0, start)
+        if start <= 0:
+            start = 0
+            break
+    skipped_lines = text.count("\n", 0, start)
     last = None
     try:
-        for token in lark.lex(text[:pos]):
+        for token in lark.lex(text[start:pos]):
             last = token
     except UnexpectedInput:
         pass
-    return last
+    if last is None:
+        return None
+    out = _Token(str(last))
+    out.type = last.type
+    out.end_line = last.end_line + skipped_lines
+    out.end_column = last.end_column
+    return out
 
 
 def _end_of_text(text: str) -> tuple[int, int]:

@@ -364,3 +364,18 @@ def test_include_depth_is_limited(tmp_path):
     with pytest.raises(ParseError, match="nests more than 64 files deep"):
         parse_file(tmp_path / "f0.dl")
     assert parse_file(tmp_path / "f20.dl").facts[0].span.path == str(tmp_path / "f70.dl")
+
+
+def test_every_syntax_error_is_reported_once():
+    text = "a(1) a(2).\nb(x) :- c(x.\nd(1).\ne(1) :- .\n"
+    with pytest.raises(ParseError) as info:
+        parse(text, "f.dl")
+    assert [(d.span.line, d.span.column) for d in info.value.diagnostics] == [
+        (1, 6), (2, 12), (4, 9)]
+
+
+def test_syntax_errors_are_capped():
+    from datalog.parser import MAX_SYNTAX_ERRORS
+    with pytest.raises(ParseError) as info:
+        parse("a(1) b.\n" * 100)
+    assert len(info.value.diagnostics) == MAX_SYNTAX_ERRORS
