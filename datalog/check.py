@@ -29,6 +29,8 @@ error: variable `x` in the head is not bound in the body
 
 from __future__ import annotations
 
+import re
+
 from datalog.ast import (
     AGGREGATES,
     Aggregate,
@@ -102,6 +104,7 @@ def errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 
 def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
     out: list[Diagnostic] = []
+    sources = dict(program.sources)
     first: dict[str, RelationDecl] = {}
     for decl in program.relations:
         if decl.name in first:
@@ -127,7 +130,8 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
     for directive in program.directives:
         for name in directive.relations:
             if name not in first:
-                out.append(_undefined(name, declared, directive.span))
+                out.append(_undefined(name, declared, _word_span(sources, directive.span,
+                                                                  name)))
         allowed = IO_KINDS.get(directive.kind, ())
         for key, value in directive.params:
             if directive.kind == "printsize" or key not in IO_PARAMETERS:
@@ -136,16 +140,18 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
                 if key == "rfc4180":
                     near = "fields are split at the delimiter; quotes are not removed"
                 out.append(Diagnostic("warning", f"parameter `{key}` of "
-                                      f"`.{directive.kind}` is ignored", directive.span,
+                                      f"`.{directive.kind}` is ignored",
+                                      _word_span(sources, directive.span, key),
                                       hint=near))
             elif key == "IO" and value.lower() not in allowed:
                 out.append(Diagnostic("error", f"`.{directive.kind}` does not support "
-                                      f"`IO={value}`", directive.span,
+                                      f"`IO={value}`",
+                                      _word_span(sources, directive.span, key),
                                       hint="supported: " + ", ".join(f"`IO={a}`"
                                                                      for a in allowed)))
             elif key in ("headers", "rfc4180") and value.strip().lower() not in _BOOLEANS:
                 out.append(Diagnostic("error", f"`{key}` must be `true` or `false`",
-                                      directive.span))
+                                      _word_span(sources, directive.span, key)))
     for plan in program.plans:
         out.append(Diagnostic("warning", "`.plan` is ignored", plan.span,
                               hint="the engine chooses the join order itself"))
@@ -158,6 +164,21 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
                                   "input", decl.span, hint=f"add `.input {name}` to read "
                                   "it from a file"))
     return out
+
+
+def _word_span(sources: dict[str, str], span: Span | None, word: str) -> Span | None:
+    """The span of ``word`` inside ``span`` (a directive naming a relation or a
+    parameter), found in the source text; ``span`` itself if it is not there."""
+    if span is None or span.path not in sources or span.line <= 0:
+        return span
+    lines = sources[span.path].split("\n")
+    for number in range(span.line, min(span.end_line, len(lines)) + 1):
+        text = lines[number - 1]
+        start = span.column - 1 if number == span.line else 0
+        m = re.compile(rf"(?<![\w?]){re.escape(word)}(?![\w?])").search(text, start)
+        if m is not None:
+            return Span(span.path, number, m.start() + 1, number, m.end() + 1)
+    return span
 
 
 def _undefined(name: str, declared: list[str], span: Span) -> Diagnostic:
