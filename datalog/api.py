@@ -290,13 +290,17 @@ class Session:
             if isinstance(exc.__cause__, DatalogError):
                 raise exc.__cause__ from None
             raise EvaluationError(str(exc)) from None
-        inserted: dict[str, set] = {}
-        retracted: dict[str, set] = {}
+        inserted: dict[str, frozenset] = {}
+        retracted: dict[str, frozenset] = {}
         for name, diff in output.items():
             if name == UNIT or not diff:
                 continue
-            for row, weight in diff.items():
-                (inserted if weight > 0 else retracted).setdefault(name, set()).add(row)
+            rows = frozenset([row for row, weight in diff.items() if weight > 0])
+            if rows:
+                inserted[name] = rows
+            if len(rows) < len(diff):
+                retracted[name] = frozenset([row for row, weight in diff.items()
+                                             if weight < 0])
         for name, rows in retracted.items():
             self._contents[name] -= rows
         for name, rows in inserted.items():

@@ -284,18 +284,29 @@ class _Pipeline:
         return stream.index_by(cols), True
 
     def _join(self, stream, step: Join):
+        """The join, left pending: a following projection (the head, or the
+        next join's computed keys) is fused into its combine function."""
         left, extended = self._keyed(stream, step.keys)
         right = self._relation(step.relation, step.consts, step.equal) \
             .index_by(step.key_columns())
         self._used(step.relation, step.key_columns(), step.consts, step.equal)
         width = self.width
-        gen = Codegen()
-        head = "l[:%d]" % width if extended else "l"
-        tail = _tuple_source([f"r[{c}]" for c in step.columns])
-        body = f"return {head} + {tail}" if step.columns else f"return {head}"
-        combine = self._function(gen, "k, l, r", [body], step.describe())
         self.width = width + len(step.columns)
-        return left.join(right, combine, label=f"{self.rule.label}  [{step.describe()}]")
+        # slot i of the output row, as source over the combine's l and r
+        slots = [f"l[{i}]" for i in range(width)] + [f"r[{c}]" for c in step.columns]
+        return _PendingJoin(left, right, slots, step.describe(),
+                            f"{self.rule.label}  [{step.describe()}]")
+
+    def _materialize(self, stream, items: list[str] | None = None, what: str = "",
+                     gen: Codegen | None = None):
+        """The stream of a pending join, its combine building ``items`` (source
+        over ``l`` and ``r``, names bound in ``gen``; default: the whole row)."""
+        if not isinstance(stream, _PendingJoin):
+            return stream
+        row = _tuple_source(items if items is not None else stream.slots)
+        combine = self._function(gen or Codegen(), "k, l, r", [f"return {row}"],
+                                 f"{stream.what}{what}")
+        return stream.left.join(stream.right, combine, label=stream.label)
 
     def _antijoin(self, stream, step: Antijoin):
         left, extended = self._keyed(stream, step.keys)
@@ -391,6 +402,18 @@ class _Pipeline:
         """Apply the pending filters and assignments, then append ``extra``
         expressions (join keys) or project to ``project`` (the head), as one
         generated function."""
+        if isinstance(stream, _PendingJoin):
+            if not self.pending and (extra or project is not None):
+                # fuse the projection into the join's combine function
+                gen = Codegen()
+                columns = stream.slots
+                if project is not None:
+                    items = [gen.expr(e, "t", columns) for e in project]
+                else:
+                    items = columns + [gen.expr(e, "t", columns) for e in extra]
+                return self._materialize(stream, items, " + head" if project is not None
+                                         else " + keys", gen)
+            stream = self._materialize(stream)
         if not self.pending and not extra and project is None and self.projection is None:
             return stream
         gen = Codegen()
@@ -459,6 +482,17 @@ class _Pipeline:
         exec(compile(source, f"<rule {rule.location}: {what}>", "exec"), scope)
         self.compiler.functions[name] = f"# {what}\n{source}"
         return scope[name]
+
+
+@dataclass
+class _PendingJoin:
+    """A join whose combine function is not generated yet (see ``_join``)."""
+
+    left: object
+    right: object
+    slots: list[str]
+    what: str
+    label: str
 
 
 def _span(location: str) -> Span | None:

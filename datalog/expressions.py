@@ -89,13 +89,14 @@ class Codegen:
             return repr(value)
         return repr(value)
 
-    def expr(self, expr: Expr, row: str) -> str:
-        """Python source computing ``expr`` over the tuple named ``row``."""
+    def expr(self, expr: Expr, row: str, columns: list[str] | None = None) -> str:
+        """Python source computing ``expr`` over the tuple named ``row`` (or,
+        with ``columns``, slot ``i`` read as the source ``columns[i]``)."""
         if isinstance(expr, Col):
-            return f"{row}[{expr.index}]"
+            return columns[expr.index] if columns is not None else f"{row}[{expr.index}]"
         if isinstance(expr, Const):
             return self.const(expr.value)
-        args = [self.expr(a, row) for a in expr.args]
+        args = [self.expr(a, row, columns) for a in expr.args]
         if expr.op in _INLINE and len(args) == 2:
             return f"({args[0]} {_INLINE[expr.op]} {args[1]})"
         function = resolve(expr).function
