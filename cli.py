@@ -119,8 +119,11 @@ def graph(program: str, circuit: bool) -> None:
                    "spark://host:7077, yarn, k8s://..., or sc://host for Spark Connect.")
 @click.option("--output-format", type=click.Choice(["csv", "parquet"]), default="csv",
               show_default=True, help="Output files (parquet needs --engine spark).")
+@click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
+              help="Move join traces larger than N rows to Spark (local engine).")
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
-        engine: str, master: str | None, output_format: str) -> None:
+        engine: str, master: str | None, output_format: str,
+        spill_threshold: int | None) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -131,13 +134,17 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     from datalog.runner import run_file
 
     if engine == "spark":
+        if spill_threshold is not None:
+            raise click.UsageError("--spill-threshold is for the local engine (with "
+                                   "--engine spark everything runs on Spark)")
         _run_on_spark(program, fact_dir, output_dir, max_iterations, master, output_format)
         return
     if master is not None or output_format != "csv":
         raise click.UsageError("--master and --output-format parquet need --engine spark")
     try:
         with _progress(f"evaluating {program}"):
-            result = run_file(program, fact_dir, output_dir, max_iterations)
+            result = run_file(program, fact_dir, output_dir, max_iterations,
+                              spill_threshold=spill_threshold)
         write_files(result.files)
     except DatalogError as error:
         fail(error)

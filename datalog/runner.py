@@ -38,11 +38,14 @@ class RunResult:
 
 
 def run_file(path: str, fact_dir: str = ".", output_dir: str = ".",
-             max_iterations: int | None = None) -> RunResult:
+             max_iterations: int | None = None,
+             spill_threshold: int | None = None) -> RunResult:
     """Evaluate the program at ``path``; ``output_dir`` ``"-"`` sends every output
-    relation to standard output."""
+    relation to standard output; ``spill_threshold`` moves traces larger than
+    that many rows to Spark."""
     program = Program.from_file(path)
-    session = program.session(fact_dir=fact_dir, max_iterations=max_iterations)
+    session = program.session(fact_dir=fact_dir, max_iterations=max_iterations,
+                              spill_threshold=spill_threshold)
     plan = program.plan
     result = RunResult()
     stdout: list[str] = []

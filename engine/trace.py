@@ -360,8 +360,8 @@ class Trace:
                         history_total(history) if self.nested else history)
                     if total:
                         out[value] = total
-                    else:
-                        del out[value]
+                    else:  # a history may sum to zero over its iterations
+                        out.pop(value, None)
         for batch in self._staged_indexed():
             values = batch.get(key)
             if values:

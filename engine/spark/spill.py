@@ -1,0 +1,512 @@
+"""Spilling large traces to Spark: the join work against them runs there.
+
+A trace that grows past ``threshold`` rows moves into Spark. A
+:class:`SpillingTrace` is a :class:`~engine.trace.Trace` in two parts whose
+entries add up:
+
+* the in-memory dicts of the base class (``past``, ``cur``, ``staged``), now a
+  write buffer of at most ``threshold`` rows;
+* a :class:`SparkPart`: one DataFrame with a row per entry::
+
+      v0 .. v{n-1} | k0 .. k{m-1} | epoch | iteration | weight
+
+  (the value's columns; key columns only when the key is not a choice of the
+  value's columns; the entry's time, iteration 0 in the root scope; its
+  weight). It is compacted and partitioned by the key columns in Spark.
+
+When the buffer passes the threshold its entries go to Spark as one Arrow
+table (``createDataFrame(pyarrow.Table)``), each with its time: past epochs
+as epoch ``e - 1``, the current epoch's as ``e``. Nothing of the current
+epoch is thus ever anonymous, so a failed epoch is undone by dropping the rows
+with ``epoch == e`` (``rollback``), exactly as the in-memory trace drops
+``cur``.
+
+Joins. The join is bilinear, so against a trace ``B = B_memory + B_spark``::
+
+    a ⋈ B = a ⋈ B_memory + a ⋈ B_spark
+
+``a ⋈ B_spark`` ships the distinct keys of the (small) difference ``a`` to
+Spark as a broadcast table; a left-semi join with the spilled DataFrame picks
+the entries under those keys, which come back through Arrow (``toArrow``)
+grouped like the in-memory stores (``cur``: this epoch's entries; ``past``:
+earlier epochs', by iteration). The join then pairs them with ``a`` in its own
+generated loops (:meth:`engine.operators.join.JoinNode.join_spilled`), so times
+(least upper bound in the product order, with later iterations buffered) and
+weights (products) follow exactly the in-memory rules.
+
+Compaction. Spilled entries first join a **tail** (Arrow tables, columnar,
+seen by Spark as one local relation); the **body** is the compacted past in
+Spark. When a commit leaves the tail larger than the body (up to
+``TAIL_CAP`` rows), the next use of the trace compacts in Spark: body and
+tail grouped by key, value and iteration, weights summed, zeros dropped, all
+past epochs merged into one, partitioned by key and checkpointed
+(``localCheckpoint``) to cut the lineage. Doubling keeps the cost per row
+constant; compaction runs before the epoch spills anything, so the body never
+holds the current epoch and rollback only filters the tail.
+
+Spark is imported here only when a trace actually spills; :func:`check_spilling`
+only checks that pyspark and Java are there.
+
+>>> check_spilling(-1)
+Traceback (most recent call last):
+    ...
+engine.errors.EngineError: spill_threshold must be a number of rows (0 or more), got -1
+"""
+
+from __future__ import annotations
+
+from engine.errors import EngineError
+from engine.operators.join import JoinNode, TraceNode
+from engine.spark.errors import SparkUnavailableError
+from engine.spark.session import INSTALL_HINT, _require_java, get_session, import_pyspark
+from engine.trace import Trace, history_items
+
+EPOCH, ITERATION, WEIGHT = "epoch", "iteration", "weight"
+
+
+class SpillError(EngineError):
+    """Spilling cannot work: Spark is not installed, or a trace holds values
+    Spark cannot store. ``str()`` is the whole message."""
+TAIL_CAP = 200_000  # tail rows that make a compaction due however large the body
+IN_LIMIT = 256  # keys looked up by a column filter; more go as a broadcast table
+
+
+def check_spilling(threshold) -> int:
+    """``threshold`` as a row count, after checking that pyspark and a Java
+    runtime are there (without starting Spark)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+        raise EngineError(
+            f"spill_threshold must be a number of rows (0 or more), got {threshold!r}")
+    try:
+        import_pyspark()
+        import pyarrow  # noqa: F401  (rows travel as Arrow tables)
+        _require_java()
+    except (SparkUnavailableError, ImportError):
+        raise SpillError(
+            f"spilling traces to Spark (spill_threshold) needs PySpark, pyarrow and a "
+            f"Java 17+ runtime: install them with {INSTALL_HINT}") from None
+    return threshold
+
+
+def spill_traces(nodes, threshold: int, session=None) -> int:
+    """Make every trace among ``nodes`` that only joins read a
+    :class:`SpillingTrace` with ``threshold``; returns how many. Traces read by
+    other operators (aggregates read their groups from ``past`` directly) stay
+    in memory. ``session``: the SparkSession (default: :func:`get_session`'s,
+    made when a trace first spills)."""
+    readers: dict[int, list] = {}
+    for node in nodes:
+        for read in node.reads:
+            readers.setdefault(id(read), []).append(node)
+    count = 0
+    for node in nodes:
+        users = readers.get(id(node))
+        if (not isinstance(node, TraceNode) or not users
+                or not all(isinstance(user, JoinNode) for user in users)):
+            continue
+        if not isinstance(node.trace, SpillingTrace):
+            node.trace = SpillingTrace.from_trace(node.trace, threshold, session, node.label)
+        for user in users:
+            user.spilled = True
+        count += 1
+    return count
+
+
+class SpillingTrace(Trace):
+    """A trace whose entries beyond ``threshold`` rows live in Spark (module
+    docstring). Behaves as a :class:`Trace` for every reader; joins also call
+    :meth:`spilled_matches`.
+
+    The in-memory part counts the rows appended since it last spilled (an
+    upper bound of its entries); a child-scope trace spills as soon as an
+    iteration's append passes the threshold, a root-scope trace (appended when
+    the epoch commits) at its next lookup.
+    """
+
+    __slots__ = ("label", "part", "session", "threshold", "unspilled")
+
+    def __init__(self, nested: bool = False, index=None, threshold: int = 0,
+                 session=None, label: str = ""):
+        super().__init__(nested=nested, index=index)
+        self.threshold = threshold
+        self.unspilled = 0
+        self.part: SparkPart | None = None
+        self.session = session
+        self.label = label
+
+    @classmethod
+    def from_trace(cls, trace: Trace, threshold: int, session=None,
+                   label: str = "") -> SpillingTrace:
+        """A spilling trace holding ``trace``'s entries."""
+        new = cls(trace.nested, trace.index, threshold, session, label)
+        new.past, new.cur, new.staged = trace.past, trace.cur, list(trace.staged)
+        new.epoch = trace.epoch
+        new.unspilled = sum(1 for _ in trace.entries())
+        return new
+
+    # -- writing --------------------------------------------------------------
+
+    def append(self, batch, iteration: int = 0, epoch: int | None = None) -> None:
+        super().append(batch, iteration, epoch)
+        self.unspilled += sum(len(values) for values in batch.values())
+        if self.nested:
+            self.spill_if_large()
+
+    def append_rows(self, batch, iteration: int = 0) -> None:
+        super().append_rows(batch, iteration)
+        self.unspilled += len(batch)
+        if self.nested:
+            self.spill_if_large()
+
+    def commit(self) -> None:
+        super().commit()
+        if self.part is not None:
+            self.part.committed()
+
+    def rollback(self) -> None:
+        """Forget the current epoch: the base class drops ``cur`` and
+        ``staged``, Spark the rows with ``epoch == self.epoch``."""
+        super().rollback()
+        if self.part is not None:
+            self.part.rollback(self.epoch)
+        self.unspilled = sum(len(group) for group in self.past.values())
+
+    def spill_if_large(self) -> None:
+        """Move the in-memory entries to Spark when they pass the threshold;
+        compact the Spark part when a commit found it due."""
+        if self.part is not None and self.part.due:
+            self.part.compact(self.epoch)
+        if self.unspilled > self.threshold:
+            self.spill()
+
+    def spill(self) -> None:
+        """Move every in-memory entry (not the root's staged batch of the
+        current epoch) to Spark, with its time."""
+        last, entries = self.epoch - 1, []
+        add = entries.append
+        for key, group in self.past.items():
+            for value, history in group.items():
+                if self.nested:
+                    for iteration, weight in history_items(history):
+                        add((key, value, last, iteration, weight))
+                else:
+                    add((key, value, last, 0, history))
+        for key, group in self.cur.items():
+            for value, history in group.items():
+                for iteration, weight in history_items(history):
+                    add((key, value, self.epoch, iteration, weight))
+        if entries:
+            if self.part is None:
+                self.part = SparkPart(self.session or get_session(), self.index,
+                                      self.nested, self.threshold, self.label)
+            self.part.append(entries)
+        self.past, self.cur = {}, {}
+        self.unspilled = 0
+
+    # -- reading --------------------------------------------------------------
+
+    def spilled_matches(self, keys) -> tuple[dict | None, dict | None]:
+        """The Spark part's entries under ``keys``, as ``(cur, past)`` stores
+        shaped like the in-memory ones (``None`` when empty). Spills and
+        compacts first when due, so a join calling this *before* it reads
+        the in-memory part sees every entry exactly once."""
+        self.spill_if_large()
+        if self.part is None or not keys:
+            return None, None
+        return self.part.lookup(keys, self.epoch)
+
+    def _spilled_entries(self) -> list:
+        if self.part is None:
+            return []
+        last = self.epoch - 1
+        return [(key, value, (last, iteration) if self.nested else (last,), w)
+                if epoch < self.epoch else
+                (key, value, (epoch, iteration) if self.nested else (epoch,), w)
+                for key, value, epoch, iteration, w in self.part.entries()]
+
+    def entries(self):
+        """``(key, value, time, weight)`` of both parts, summed per time, in
+        order of key, value, time (past epochs reported as ``epoch - 1``)."""
+        totals: dict = {}
+        for key, value, time, weight in list(super().entries()) + self._spilled_entries():
+            at = (key, value, time)
+            totals[at] = totals.get(at, 0) + weight
+        return iter(sorted((k, v, t, w) for (k, v, t), w in totals.items() if w))
+
+    def collection(self, key) -> dict:
+        stores = self.spilled_matches([key])   # first: it may spill the memory part
+        out = super().collection(key)
+        for store in stores:
+            for value, history in ((store or {}).get(key) or {}).items():
+                total = out.get(value, 0) + (
+                    sum(history.values()) if isinstance(history, dict) else history)
+                if total:
+                    out[value] = total
+                else:
+                    out.pop(value, None)
+        return out
+
+    def size(self) -> int:
+        return sum(1 for _ in self.entries())
+
+
+def _translated(method):
+    """``method`` with Spark's own exceptions (a failed job, a lost session)
+    turned into a :class:`SpillError` naming the trace; the step that called
+    it then fails cleanly and rolls back."""
+
+    def call(self, *args):
+        try:
+            return method(self, *args)
+        except EngineError:
+            raise
+        except Exception as error:  # Py4J / PySpark errors: one line is enough
+            text = (str(error).strip() or type(error).__name__).splitlines()[0]
+            raise SpillError(f"trace `{self.label}`: Spark failed: {text}") from error
+
+    call.__name__, call.__doc__ = method.__name__, method.__doc__
+    return call
+
+
+class SparkPart:
+    """The spilled entries of one trace (module docstring): a **body**, the
+    compacted past in Spark, partitioned by key and checkpointed; and a
+    **tail**, the entries spilled since the last compaction, kept as Arrow
+    tables and seen by Spark as one local relation. Lookups read both in one
+    Spark query; compaction moves the tail into the body."""
+
+    def __init__(self, session, index, nested: bool, threshold: int, label: str = ""):
+        self.session = session
+        self.index = index
+        self.nested = nested
+        self.threshold = threshold
+        self.label = label
+        self.body = None                   # DataFrame of past epochs, or None
+        self.body_rows = 0                 # its rows (an upper bound)
+        self.tail: list = []               # Arrow tables spilled since the compaction
+        self.tail_rows = 0
+        self._tail_frame = None            # the tail as one DataFrame (made on use)
+        self.columns: list | None = None   # Arrow types: values, then keys
+        self.arity = 0
+        self.key_is_tuple = True
+        self.due = False
+
+    # -- layout -------------------------------------------------------------
+
+    def _layout(self, key, value) -> None:
+        import pyarrow as pa
+
+        self.arity = len(value)
+        self.key_is_tuple = type(key) is tuple
+        types = [_arrow_type(pa, x, self.label) for x in value]
+        if self.index[0] != "cols":
+            types += [_arrow_type(pa, x, self.label)
+                      for x in (key if self.key_is_tuple else (key,))]
+        self.columns = types
+
+    @property
+    def key_names(self) -> list[str]:
+        """The DataFrame columns holding the key (in the key's order)."""
+        kind, spec = self.index
+        if kind == "cols":
+            return [f"v{c}" for c in spec]
+        return [f"k{j}" for j in range(len(self.columns) - self.arity)]
+
+    def _names(self) -> list[str]:
+        return ([f"v{c}" for c in range(self.arity)]
+                + [f"k{j}" for j in range(len(self.columns) - self.arity)])
+
+    def _key_of(self, value, stored):
+        if self.index[0] == "cols":
+            return tuple(value[c] for c in self.index[1])
+        return tuple(stored) if self.key_is_tuple else stored[0]
+
+    def frame(self):
+        """Every spilled entry as one DataFrame (body and tail)."""
+        if self.tail and self._tail_frame is None:
+            import pyarrow as pa
+
+            self._tail_frame = self.session.createDataFrame(pa.concat_tables(self.tail))
+        parts = [f for f in (self.body, self._tail_frame if self.tail else None)
+                 if f is not None]
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+
+    # -- writing ------------------------------------------------------------
+
+    def append(self, entries: list) -> None:
+        """Add ``(key, value, epoch, iteration, weight)`` entries to the tail."""
+        import pyarrow as pa
+
+        if self.columns is None:
+            self._layout(entries[0][0], entries[0][1])
+        names, arrays = self._names(), []
+        values = [entry[1] for entry in entries]
+        stored = list(zip(*values)) if self.arity else []
+        if self.index[0] != "cols":
+            keys = [entry[0] if self.key_is_tuple else (entry[0],) for entry in entries]
+            stored += list(zip(*keys)) if keys[0] else []
+        for column, data in enumerate(stored):
+            arrays.append(_arrow_array(pa, data, self.columns[column], names[column],
+                                       self.label))
+        for name, position in ((EPOCH, 2), (ITERATION, 3), (WEIGHT, 4)):
+            names.append(name)
+            arrays.append(pa.array([entry[position] for entry in entries], pa.int64()))
+        self.tail.append(pa.Table.from_arrays(arrays, names=names))
+        self.tail_rows += len(entries)
+        self._tail_frame = None
+
+    def committed(self) -> None:
+        """An epoch committed: its rows are past now. Compaction is due when
+        the tail outnumbers the body (doubling), up to ``TAIL_CAP`` rows."""
+        if self.tail_rows > max(self.threshold, min(self.body_rows, TAIL_CAP)):
+            self.due = True
+
+    def rollback(self, epoch: int) -> None:
+        """Drop the rows of the failed ``epoch`` (only the tail can hold them:
+        compaction runs before an epoch spills anything)."""
+        import pyarrow.compute as pc
+
+        kept = [t.filter(pc.less(t.column(EPOCH), epoch)) for t in self.tail]
+        kept = [t for t in kept if t.num_rows]
+        if sum(t.num_rows for t in kept) != self.tail_rows:
+            self.tail, self.tail_rows = kept, sum(t.num_rows for t in kept)
+            self._tail_frame = None
+
+    @_translated
+    def compact(self, epoch: int) -> None:
+        """Move the tail into the body: the past epochs merged into one (per
+        key, value and iteration, weights summed, zeros dropped), partitioned
+        by key, the lineage cut. Runs before ``epoch`` spills anything."""
+        from pyspark.sql import functions as F
+
+        frame = self.frame()
+        keys = self.key_names
+        if keys:
+            partitions = int(self.session.conf.get("spark.sql.shuffle.partitions"))
+            frame = frame.repartition(partitions, *keys)   # the groupBy reuses it
+        body = (frame.groupBy(*self._names(), ITERATION)
+                .agg(F.sum(WEIGHT).alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+                .withColumn(EPOCH, F.lit(epoch - 1).cast("long"))
+                .localCheckpoint(eager=True))
+        self.body, self.body_rows = body, self.body_rows + self.tail_rows
+        self.tail, self.tail_rows, self._tail_frame, self.due = [], 0, None, False
+
+    # -- reading ------------------------------------------------------------
+
+    @_translated
+    def lookup(self, keys, epoch: int) -> tuple[dict | None, dict | None]:
+        """The entries under ``keys``: ``(cur, past)`` stores, key -> value ->
+        {iteration: weight} (a child's trace) or key -> value -> weight (the
+        root's, ``cur`` then always ``None``).
+
+        A few keys become a filter on each key column (one Spark stage; rows
+        of a multi-column key that only match column by column are dropped
+        here); many keys go as a broadcast table into a left-semi join."""
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+
+        frame = self.frame()
+        if frame is None:
+            return None, None
+        names = self.key_names
+        wanted = None
+        if names:
+            wanted = self._wanted(keys, names)
+            if not wanted:
+                return None, None
+            columns = sorted(set(names))
+            if len(wanted) <= IN_LIMIT:
+                for name in columns:
+                    position = names.index(name)
+                    frame = frame.filter(F.col(name).isin(sorted({k[position] for k in wanted})))
+            else:
+                types = dict(zip(self._names(), self.columns))
+                table = pa.Table.from_arrays(
+                    [_arrow_array(pa, [k[names.index(n)] for k in wanted], types[n], n,
+                                  self.label) for n in columns], names=columns)
+                frame = frame.join(F.broadcast(self.session.createDataFrame(table)),
+                                   on=columns, how="left_semi")
+        return self._stores(frame.toArrow(), epoch, wanted)
+
+    def _wanted(self, keys, names) -> set:
+        """The keys as tuples (a column used twice by the key keeps the keys
+        whose two positions agree)."""
+        first: dict[str, int] = {}
+        for position, name in enumerate(names):
+            first.setdefault(name, position)
+        repeated = [(p, first[n]) for p, n in enumerate(names) if first[n] != p]
+        rows = {key if type(key) is tuple else (key,) for key in keys}
+        if repeated:
+            rows = {k for k in rows if all(k[p] == k[q] for p, q in repeated)}
+        return rows
+
+    def _rows(self, table):
+        """``(key, value, epoch, iteration, weight)`` of an Arrow table."""
+        data = [table.column(name).to_pylist() for name in self._names()]
+        values = (list(zip(*data[:self.arity])) if self.arity
+                  else [()] * table.num_rows)
+        stored = list(zip(*data[self.arity:])) if len(data) > self.arity else None
+        epochs, iterations, weights = (table.column(c).to_pylist()
+                                       for c in (EPOCH, ITERATION, WEIGHT))
+        key_of = self._key_of
+        for n, value in enumerate(values):
+            yield (key_of(value, stored[n] if stored is not None else None), value,
+                   epochs[n], iterations[n], weights[n])
+
+    def _stores(self, table, epoch: int, wanted):
+        cur: dict = {}
+        past: dict = {}
+        for key, value, at, iteration, weight in self._rows(table):
+            if wanted is not None and (key if self.key_is_tuple else (key,)) not in wanted:
+                continue
+            if not self.nested:
+                group = past.setdefault(key, {})
+                group[value] = group.get(value, 0) + weight
+                continue
+            history = (cur if at == epoch else past).setdefault(key, {}).setdefault(value, {})
+            history[iteration] = history.get(iteration, 0) + weight
+        return _pruned(cur), _pruned(past)
+
+    @_translated
+    def entries(self) -> list:
+        """Every row as ``(key, value, epoch, iteration, weight)`` (tests and
+        inspection: it collects the whole trace)."""
+        frame = self.frame()
+        return [] if frame is None else list(self._rows(frame.toArrow()))
+
+
+def _pruned(store: dict) -> dict | None:
+    """``store`` without zero weights and empty groups; ``None`` when empty."""
+    out = {}
+    for key, group in store.items():
+        kept = {}
+        for value, weight in group.items():
+            if isinstance(weight, dict):
+                weight = {i: w for i, w in weight.items() if w}
+            if weight:
+                kept[value] = weight
+        if kept:
+            out[key] = kept
+    return out or None
+
+
+def _arrow_type(pa, sample, label: str):
+    if type(sample) is int:
+        return pa.int64()
+    if type(sample) is float:
+        return pa.float64()
+    if type(sample) is str:
+        return pa.string()
+    raise SpillError(f"trace `{label}`: cannot spill a value of type "
+                           f"{type(sample).__name__} ({sample!r}) to Spark")
+
+
+def _arrow_array(pa, data, type_, name: str, label: str):
+    try:
+        return pa.array(data, type_)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError) as error:
+        raise SpillError(
+            f"trace `{label}`: column {name} holds values Spark cannot store as "
+            f"{type_}: {str(error).splitlines()[0]}") from None
