@@ -29,8 +29,6 @@ error: variable `x` in the head is not bound in the body
 
 from __future__ import annotations
 
-import re
-
 from datalog.ast import (
     AGGREGATES,
     Aggregate,
@@ -58,10 +56,11 @@ from datalog.typecheck import (
     literal_terms,
     subterms,
 )
-from datalog.types import (
+from datalog.types import (  # relation_types is part of this module's API
     TypeTable,
     check_types,
     relation_types,
+    word_span,
 )
 
 #: Parameters of `.input` / `.output` directives that the engine reads
@@ -114,7 +113,8 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
         first[decl.name] = decl
         for attr in decl.attributes:
             if not table.known(attr.type):
-                out.append(Diagnostic("error", f"unknown type `{attr.type}`", attr.span,
+                out.append(Diagnostic("error", f"unknown type `{attr.type}`",
+                                      word_span(sources, attr.span, attr.type),
                                       hint=did_you_mean(attr.type, table.names())))
         if "eqrel" in decl.qualifiers:
             types = {a.type for a in decl.attributes}
@@ -130,7 +130,7 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
     for directive in program.directives:
         for name in directive.relations:
             if name not in first:
-                out.append(_undefined(name, declared, _word_span(sources, directive.span,
+                out.append(_undefined(name, declared, word_span(sources, directive.span,
                                                                   name)))
         allowed = IO_KINDS.get(directive.kind, ())
         for key, value in directive.params:
@@ -141,17 +141,17 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
                     near = "fields are split at the delimiter; quotes are not removed"
                 out.append(Diagnostic("warning", f"parameter `{key}` of "
                                       f"`.{directive.kind}` is ignored",
-                                      _word_span(sources, directive.span, key),
+                                      word_span(sources, directive.span, key),
                                       hint=near))
             elif key == "IO" and value.lower() not in allowed:
                 out.append(Diagnostic("error", f"`.{directive.kind}` does not support "
                                       f"`IO={value}`",
-                                      _word_span(sources, directive.span, key),
+                                      word_span(sources, directive.span, key),
                                       hint="supported: " + ", ".join(f"`IO={a}`"
                                                                      for a in allowed)))
             elif key in ("headers", "rfc4180") and value.strip().lower() not in _BOOLEANS:
                 out.append(Diagnostic("error", f"`{key}` must be `true` or `false`",
-                                      _word_span(sources, directive.span, key)))
+                                      word_span(sources, directive.span, key)))
     for plan in program.plans:
         out.append(Diagnostic("warning", "`.plan` is ignored", plan.span,
                               hint="the engine chooses the join order itself"))
@@ -164,21 +164,6 @@ def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
                                   "input", decl.span, hint=f"add `.input {name}` to read "
                                   "it from a file"))
     return out
-
-
-def _word_span(sources: dict[str, str], span: Span | None, word: str) -> Span | None:
-    """The span of ``word`` inside ``span`` (a directive naming a relation or a
-    parameter), found in the source text; ``span`` itself if it is not there."""
-    if span is None or span.path not in sources or span.line <= 0:
-        return span
-    lines = sources[span.path].split("\n")
-    for number in range(span.line, min(span.end_line, len(lines)) + 1):
-        text = lines[number - 1]
-        start = span.column - 1 if number == span.line else 0
-        m = re.compile(rf"(?<![\w?]){re.escape(word)}(?![\w?])").search(text, start)
-        if m is not None:
-            return Span(span.path, number, m.start() + 1, number, m.end() + 1)
-    return span
 
 
 def _undefined(name: str, declared: list[str], span: Span) -> Diagnostic:

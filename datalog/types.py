@@ -25,7 +25,9 @@ questions; :func:`check_types` reports bad type declarations;
 
 from __future__ import annotations
 
-from datalog.ast import PRIMITIVE_TYPES, Program, TypeDecl
+import re
+
+from datalog.ast import PRIMITIVE_TYPES, Program, Span, TypeDecl
 from datalog.errors import CheckError, Diagnostic, did_you_mean
 
 
@@ -131,9 +133,25 @@ class TypeTable:
         return None
 
 
+def word_span(sources: dict[str, str], span: Span | None, word: str) -> Span | None:
+    """The span of ``word`` inside ``span`` (a directive naming a relation or a
+    parameter), found in the source text; ``span`` itself if it is not there."""
+    if span is None or span.path not in sources or span.line <= 0:
+        return span
+    lines = sources[span.path].split("\n")
+    for number in range(span.line, min(span.end_line, len(lines)) + 1):
+        text = lines[number - 1]
+        start = span.column - 1 if number == span.line else 0
+        m = re.compile(rf"(?<![\w?]){re.escape(word)}(?![\w?])").search(text, start)
+        if m is not None:
+            return Span(span.path, number, m.start() + 1, number, m.end() + 1)
+    return span
+
+
 def check_types(program: Program, table: TypeTable) -> list[Diagnostic]:
     """Duplicate, unknown, cyclic and mixed type declarations."""
     out: list[Diagnostic] = []
+    sources = dict(program.sources)
     first: dict[str, TypeDecl] = {}
     for decl in program.types:
         if decl.name in PRIMITIVE_TYPES:
@@ -148,7 +166,8 @@ def check_types(program: Program, table: TypeTable) -> list[Diagnostic]:
         for base in decl.bases:
             if not table.known(base):
                 hint = did_you_mean(base, table.names())
-                out.append(Diagnostic("error", f"unknown type `{base}`", decl.span, hint=hint))
+                out.append(Diagnostic("error", f"unknown type `{base}`",
+                                      word_span(sources, decl.span, base), hint=hint))
         if not all(table.known(b) for b in decl.bases):
             continue
         if decl.name in decl.bases or _cyclic(decl.name, table):
