@@ -207,8 +207,9 @@ def _divide(t, a, b):
     if t == "float":
         quotient = a / b
     elif t == "unsigned":
-        quotient = decimal_to_bits(
-            f.floor(unsigned_decimal(a) / unsigned_decimal(b)).cast("decimal(38,0)"))
+        # exact: the difference is a multiple of b
+        ua, ub = unsigned_decimal(a), unsigned_decimal(b)
+        quotient = decimal_to_bits(((ua - f.pmod(ua, ub)) / ub).cast("decimal(38,0)"))
     else:
         quotient = f.call_function("div", a, b)
     return f.when(b == 0, fail("division by zero")).otherwise(quotient)
@@ -240,8 +241,8 @@ def _power(t, a, b):
     start = f.struct(f.lit(1).cast("long").alias("r"), a.alias("p"))
 
     def square(acc, i):
-        bit = f.shiftrightunsigned(b, 0).bitwiseAND(
-            f.shiftleft(f.lit(1).cast("long"), i)) != 0
+        bit = f.call_function("shiftrightunsigned", b, i).bitwiseAND(
+            f.lit(1).cast("long")) != 0
         return f.struct(f.when(bit, acc["r"] * acc["p"]).otherwise(acc["r"]).alias("r"),
                         (acc["p"] * acc["p"]).alias("p"))
 
@@ -407,6 +408,17 @@ def text(t: str, x):
     return x.cast("string")
 
 
+def bind(value, body):
+    """``body(v)`` with ``v`` bound to ``value``, evaluated once: a lambda over a
+    one-element array. Long expressions that use a value many times stay small
+    (whole-stage code is limited to 64 KB per method)."""
+    f = F()
+    return f.transform(f.array(value), body).getItem(0)
+
+
+_JAVA_DOUBLE = r"^-?([0-9]*)\.?([0-9]*)(?:E(-?[0-9]+))?$"
+
+
 def float_text(x):
     """Python's ``repr`` of a double, from Java's shortest digits: fixed
     notation for decimal exponents -4 .. 15, else ``1e+16`` style.
@@ -416,20 +428,33 @@ def float_text(x):
     are the shortest that read back as ``x``), only the layout differs.
     """
     f = F()
-    java = x.cast("string")
-    body = f.regexp_replace(java, "^-", "")
-    mantissa = f.regexp_extract(body, r"^([0-9]*)\.?([0-9]*)(?:E(-?[0-9]+))?$", 0)
-    whole = f.regexp_extract(body, r"^([0-9]*)\.?([0-9]*)(?:E(-?[0-9]+))?$", 1)
-    fraction = f.regexp_extract(body, r"^([0-9]*)\.?([0-9]*)(?:E(-?[0-9]+))?$", 2)
-    exponent = f.coalesce(f.nullif(f.regexp_extract(
-        body, r"^([0-9]*)\.?([0-9]*)(?:E(-?[0-9]+))?$", 3), f.lit("")), f.lit("0")).cast("int")
-    raw = f.concat(whole, fraction)
-    stripped = f.regexp_replace(raw, "^0+", "")
-    digits = f.regexp_replace(stripped, "0+$", "")
-    # the decimal point sits after `point` digits of `digits` (may be <= 0)
-    point = f.length(whole) + exponent - (f.length(raw) - f.length(stripped))
+
+    def from_java(java):
+        whole = f.regexp_extract(java, _JAVA_DOUBLE, 1)
+        raw = f.concat(whole, f.regexp_extract(java, _JAVA_DOUBLE, 2))
+        exponent = f.coalesce(f.nullif(f.regexp_extract(java, _JAVA_DOUBLE, 3), f.lit("")),
+                              f.lit("0")).cast("int")
+        parts = f.struct(raw.alias("raw"), (f.length(whole) + exponent).alias("point"))
+        finite = bind(parts, lambda p: bind(
+            f.struct(f.regexp_replace(f.regexp_replace(p["raw"], "^0+", ""), "0+$", "")
+                     .alias("digits"),
+                     (p["point"] - f.length(p["raw"])
+                      + f.length(f.regexp_replace(p["raw"], "^0+", ""))).alias("point")),
+            lambda d: layout(d["digits"], d["point"])))
+        sign = f.when(java.startswith("-"), f.lit("-")).otherwise(f.lit(""))
+        return (f.when(java == "NaN", f.lit("nan"))
+                .when(java == "Infinity", f.lit("inf"))
+                .when(java == "-Infinity", f.lit("-inf"))
+                .otherwise(f.concat(sign, finite)))
+
+    return bind(x.cast("string"), from_java)
+
+
+def layout(digits, point):
+    """Significant ``digits`` with the decimal point after ``point`` of them,
+    laid out as Python's ``repr`` does."""
+    f = F()
     n = f.length(digits)
-    sign = f.when(java.startswith("-"), f.lit("-")).otherwise(f.lit(""))
     e = point - 1
     scientific = f.concat(
         f.substring(digits, 1, 1),
@@ -441,14 +466,9 @@ def float_text(x):
              .when(point >= n, f.concat(digits, f.repeat(f.lit("0"), point - n), f.lit(".0")))
              .otherwise(f.concat(f.call_function("substring", digits, f.lit(1), point),
                                  f.lit("."), f.call_function("substring", digits, point + 1))))
-    finite = (f.when(n == 0, f.lit("0.0"))
-              .when((point < -3) | (point > 16), scientific)
-              .otherwise(fixed))
-    return (f.when(java == "NaN", f.lit("nan"))
-            .when(java == "Infinity", f.lit("inf"))
-            .when(java == "-Infinity", f.lit("-inf"))
-            .when(mantissa == "", f.lit(None))
-            .otherwise(f.concat(sign, finite)))
+    return (f.when(n == 0, f.lit("0.0"))
+            .when((point < -3) | (point > 16), scientific)
+            .otherwise(fixed))
 
 
 def _variadic(kind):
