@@ -3,16 +3,21 @@
 :func:`check` runs every check and returns all errors and warnings, sorted by
 place; nothing stops at the first error. The checks, each its own function:
 
+- :func:`datalog.types.check_types`: duplicate, unknown, cyclic and mixed types;
 - :func:`check_declarations`: duplicate relations, unknown attribute types,
-  ``eqrel`` on a relation that is not binary and homogeneous, directives naming
-  undeclared relations or unknown parameters, ``.plan`` (ignored, a warning),
-  relations with no facts, rules or input (a warning);
+  ``eqrel`` on a relation that is not binary and homogeneous, conflicting storage,
+  directives naming undeclared relations, I/O parameters (values the engine does
+  not support are errors, parameters it does not read warnings), ``.plan``
+  (ignored, a warning), relations with no facts, rules or input (a warning);
 - :func:`check_clauses`: in every fact and rule, undefined relations (with "did
-  you mean"), arity mismatches, unknown functors and wrong functor arities, facts
-  with non-constant arguments, ``_`` in a head, range restriction and singleton
-  variables (a warning, silenced by a leading ``_``);
-- type mismatches (:mod:`datalog.typing`): number vs symbol vs float, user types
-  with their subtypes and unions, across declarations, facts and rule bodies.
+  you mean"), arity mismatches, unknown functors and wrong functor arities,
+  number literals beyond 64 bits, facts with non-constant arguments;
+- :func:`check_range` (per clause): range restriction, ``_`` outside atom
+  arguments or in a head, singleton variables (a warning, silenced by a leading
+  ``_``);
+- :func:`datalog.typecheck.check_clause_types`: type mismatches (number vs
+  symbol vs float, user types with their subtypes and unions) across
+  declarations, facts and rule bodies.
 
 Range restriction: a variable is *bound* by a positive atom in which it is an
 argument, or by an equality ``x = t`` whose other side has only bound variables.
