@@ -16,6 +16,8 @@ is the line of the same number in the file it came from:
   operators are not supported. A macro call's arguments must be on one line.
 - ``#ifdef NAME`` / ``#ifndef NAME`` / ``#else`` / ``#endif`` (include guards).
   ``#if`` and ``#elif`` with expressions are not supported.
+- ``#error text`` is an error; ``#pragma``, ``#line``, ``#warning`` and a lone
+  ``#`` are ignored.
 
 Directive lines, and lines in a false conditional, become empty lines. A line
 changed by macro expansion keeps a :class:`ColumnMap`, so a position in the
@@ -212,7 +214,8 @@ class _Preprocessor:
             self.define(rest, rest_column, number)
         elif name == "undef":
             self.macros.pop(rest.split("//")[0].strip(), None)
-        elif name in ("pragma", "line", "error", "warning"):
+        elif name in ("pragma", "line", "error", "warning") or (
+                not name and not _strip_comments(rest).strip()):  # `#` alone: nothing
             if name == "error":
                 raise self.error(f"#error{rest}", number, start, len(lines[number - 1]) + 1)
         else:
