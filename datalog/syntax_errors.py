@@ -238,6 +238,11 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
         hint = "write disjunction in a body with `;`"
     elif kind == "IF" and prev is not None and prev.type == "RPAR":
         hint = "a rule has one `:-`; is a `.` missing before it?"
+    elif "COLON" in expected and not at_end and re.search(
+            r"\b(min|max)\s+\(", text[text.rfind("\n", 0, token.start_pos) + 1:
+                                      token.start_pos]):
+        hint = ("`min (` and `max (` with a space start an aggregate (`max x : { ... }`); "
+                "the functor is written `max(a, b)`")
     elif prev is not None and prev.type == "AGGREGATOR" and kind != "COLON":
         hint = f"`{prev}` is an aggregate keyword; it cannot name a variable"
     elif kind == "AGGREGATOR":
