@@ -272,7 +272,10 @@ class _Clause:
         lp, rp = self.table.primitive(lt), self.table.primitive(rt)
         if lp is None or rp is None:
             return
-        if COMPARISONS[literal.op].resolve((lp, rp)) is None:
+        operator = COMPARISONS.get(literal.op)
+        if operator is None:
+            self.error(f"unknown comparison `{literal.op}`", literal.span)
+        elif operator.resolve((lp, rp)) is None:
             if literal.op in ("contains", "match", "not_contains", "not_match"):
                 name = literal.op.replace("not_", "")
                 self.error(f"`{name}` takes two symbols, got `{lp}` and `{rp}`", literal.span)
