@@ -138,9 +138,7 @@ class Callbacks:
         depths = self.depth
         deepest = 1
         for child in children:
-            d = depths.get(id(child), 1)
-            if d > deepest:
-                deepest = d
+            deepest = max(deepest, depths.get(id(child), 1))
         if deepest >= MAX_DEPTH:
             raise self.error(f"expression nested too deeply (more than {MAX_DEPTH} levels)",
                              node.span, hint="split it with intermediate variables")

@@ -39,7 +39,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from datalog.ast import Directive, Fact, Plan, Pragma, Program, RelationDecl, Rule, Span, TypeDecl
 from datalog.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
-from datalog.errors import DatalogError, Diagnostic, ParseError
+from datalog.errors import Diagnostic, ParseError
 from datalog.fastfacts import split_facts
 from datalog.preprocess import ColumnMap, Macro, preprocess
 from datalog.syntax_errors import describe_syntax_error

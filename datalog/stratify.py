@@ -28,6 +28,7 @@ not q, which depends on p").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import networkx as nx
 
@@ -136,7 +137,7 @@ def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
         back = nx.shortest_path(graph.subgraph(component), target, source)
         chain = list(reversed(back))  # source, ..., target
         steps += [_mark(graph, dependent, dependency) + dependency
-                  for dependent, dependency in zip(chain, chain[1:])]
+                  for dependent, dependency in pairwise(chain)]
     cycle = " -> ".join(steps)
     what = "negation" if data["kind"] == "negative" else "an aggregate"
     return Diagnostic("error", f"`{target}` depends on itself through {what}: {cycle}",

@@ -5,6 +5,7 @@ random (often wrong) programs built from its constructs."""
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 
 import networkx as nx
 from hypothesis import HealthCheck, example, given, settings
@@ -231,7 +232,7 @@ def test_valid_programs_stratify_or_name_a_real_cycle(text):
         for d in e.diagnostics:
             cycle = d.message.split(": ", 1)[1].split(" -> ")
             names = [step.replace("!", "").replace("aggregate over ", "") for step in cycle]
-            for dependent, dependency in zip(names, names[1:]):
+            for dependent, dependency in pairwise(names):
                 assert graph.has_edge(dependency, dependent)
             assert any(step != name for step, name in zip(cycle, names))
             assert names[0] == names[-1]

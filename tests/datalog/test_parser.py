@@ -6,8 +6,20 @@ import time
 
 import pytest
 
-from datalog.ast import (Aggregate, Atom, BinaryOp, Comparison, Constant, Directive, Functor,
-                         Negation, Span, UnaryOp, Variable, Wildcard)
+from datalog.ast import (
+    Aggregate,
+    Atom,
+    BinaryOp,
+    Comparison,
+    Constant,
+    Directive,
+    Functor,
+    Negation,
+    Span,
+    UnaryOp,
+    Variable,
+    Wildcard,
+)
 from datalog.errors import ParseError
 from datalog.parser import MAX_ALTERNATIVES, MAX_DEPTH, parse, parse_file
 
