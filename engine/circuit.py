@@ -33,187 +33,15 @@ from typing import Mapping
 import networkx as nx
 
 from engine.errors import (
-    ArityError,
     BuildError,
     EngineError,
     EpochError,
     IterationLimitError,
     OperatorError,
-    WeightError,
 )
-from engine.node import Node
+from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
 from engine.trace import MAX_ITERATION
-from engine.zset import EMPTY, ZSet, add_into
-
-
-class Source(Node):
-    """An input relation: its batch for the epoch, as given to ``step``."""
-
-    kind = "source"
-
-    def __init__(self, name: str, arity: int | None, label: str = ""):
-        super().__init__([], label or name)
-        self.name, self.arity = name, arity
-        self.batch = EMPTY
-
-    def evaluate(self, i: int) -> None:
-        self.out = self.batch
-
-    def validate(self, rows) -> dict:
-        """The batch as a Z-set; raises ArityError / WeightError naming the relation.
-
-        ``rows`` is a mapping row -> weight, or an iterable of rows (weight 1).
-        """
-        if isinstance(rows, Mapping):
-            items = rows.items()
-        else:
-            items = ((row, 1) for row in rows)
-        out: dict = {}
-        arity = self.arity
-        for row, weight in items:
-            if type(row) is not tuple:
-                if not isinstance(row, tuple):
-                    raise ArityError(self.name, row, arity if arity is not None else 0)
-                row = tuple(row)
-            if arity is not None and len(row) != arity:
-                raise ArityError(self.name, row, arity)
-            if type(weight) is not int:
-                if isinstance(weight, bool) or not isinstance(weight, int):
-                    raise WeightError(self.name, row, weight)
-                weight = int(weight)
-            try:
-                total = out.get(row, 0) + weight
-            except TypeError as error:
-                raise EngineError(f"relation `{self.name}`: row {row!r} is not hashable") \
-                    from error
-            if total:
-                out[row] = total
-            else:
-                del out[row]
-        return out
-
-    def describe_args(self) -> str:
-        return f"arity={self.arity}"
-
-
-class Sink(Node):
-    """An output: collects the epoch difference of its input (and, when
-    ``keep`` is set, the current collection)."""
-
-    kind = "sink"
-
-    def __init__(self, name: str, source: Node, keep: bool = False, label: str = ""):
-        super().__init__([source], label or name)
-        self.name = name
-        self.keep = keep
-        self.collection: dict = {}
-        self.delta = EMPTY
-
-    def evaluate(self, i: int) -> None:
-        self.delta = self.inputs[0].out
-
-    def clock_stop(self, scope: int, time: int) -> None:
-        if scope == 0 and self.keep and self.delta:
-            add_into(self.collection, self.delta)
-
-    def rollback(self) -> None:
-        self.delta = EMPTY
-
-
-class Feedback(Node):
-    """Feedback: at iteration ``i`` outputs what its source produced at ``i - 1``
-    (nothing at iteration 0). ``connect`` names the source."""
-
-    kind = "feedback"
-    iteration_hook = True
-    may_hold_work = True
-
-    def __init__(self, name: str, arity: int | None, label: str = ""):
-        super().__init__([], label or name)
-        self.name, self.arity = name, arity
-        self.held = EMPTY
-
-    @property
-    def source(self) -> Node | None:
-        return self.reads[0] if self.reads else None
-
-    def evaluate(self, i: int) -> None:
-        self.out = self.held if i > 0 else EMPTY
-
-    def clock_stop(self, scope: int, time: int) -> None:
-        if scope == 1:
-            self.held = self.reads[0].out
-        else:
-            self.held = EMPTY
-
-    def pending(self) -> int | None:
-        return 0 if self.held else None  # the circuit reads 0 as "the next iteration"
-
-    def clock_start(self, scope: int, time: int) -> None:
-        if scope == 0:
-            self.held = EMPTY
-
-    def rollback(self) -> None:
-        self.held = EMPTY
-
-
-class Import(Node):
-    """Import: the parent stream's epoch difference, at iteration 0 only."""
-
-    kind = "import"
-
-    def evaluate(self, i: int) -> None:
-        self.out = self.reads[0].out if i == 0 else EMPTY
-
-
-class Export(Node):
-    """A child stream seen from the parent: the sum over the epoch's iterations."""
-
-    kind = "export"
-
-    def __init__(self, child_node: "ChildNode", inner: Node, label: str = ""):
-        super().__init__([child_node], label, reads=[inner])
-        self.acc: dict = {}
-
-    def accumulate(self) -> None:
-        batch = self.reads[0].out
-        if batch:
-            if self.acc:
-                add_into(self.acc, batch)
-            else:
-                self.acc = ZSet(batch)
-
-    def evaluate(self, i: int) -> None:
-        self.out = self.acc or EMPTY
-
-    def clock_start(self, scope: int, time: int) -> None:
-        if scope == 0:
-            self.acc = {}
-
-    def clock_stop(self, scope: int, time: int) -> None:
-        if scope == 0:
-            self.acc = {}
-
-    def rollback(self) -> None:
-        self.acc = {}
-
-
-class ChildNode(Node):
-    """The node of a child circuit in its parent; evaluating it runs the child's
-    iterations of the epoch to a fixed point."""
-
-    kind = "child"
-
-    def __init__(self, child: "ChildCircuit", label: str = ""):
-        super().__init__([], label)
-        self.child = child
-
-    def evaluate(self, i: int) -> None:
-        self.child.run_epoch()
-
-    def clock_start(self, scope: int, time: int) -> None:
-        # the child's own nodes get their clock events from the root directly
-        self.child.epoch = time
+from engine.zset import EMPTY, ZSet
 
 
 class BaseCircuit:
@@ -252,6 +80,15 @@ class BaseCircuit:
 
     def children(self) -> list["ChildCircuit"]:
         return [n.child for n in self.nodes if isinstance(n, ChildNode)]
+
+    def child(self, label: str = "") -> ChildCircuit:
+        """A child circuit for one recursive component (use as a context manager)."""
+        if self.nested:
+            raise BuildError("child circuits nest one level deep (one per recursive "
+                             "component of the root)")
+        child = ChildCircuit(self, label, self.root.max_iterations)
+        child.node = self.add(ChildNode(child, label))
+        return child
 
     # -- rendering ---------------------------------------------------------
 
@@ -321,6 +158,25 @@ def _topological_order(circuit: BaseCircuit, live: set) -> list[Node]:
     return [circuit.nodes[k] for k in ids]
 
 
+class FeedbackHandle:
+    """What ``child.feedback(...)`` returns: ``stream`` (the fed-back stream, one
+    iteration late) and ``connect(stream)`` (what to feed back)."""
+
+    def __init__(self, circuit: ChildCircuit, node: Feedback):
+        from engine.stream import Stream
+
+        self.node = node
+        self.stream = Stream(circuit, node)
+
+    def connect(self, stream) -> None:
+        if stream.circuit is not self.stream.circuit:
+            raise BuildError(f"feedback `{self.node.name}`: connect a stream of the same "
+                             f"child circuit")
+        if self.node.reads:
+            raise BuildError(f"feedback `{self.node.name}` is already connected")
+        self.node.reads = [stream.node]
+
+
 class ChildCircuit(BaseCircuit):
     """A nested circuit for one recursive component; clock ``(epoch, iteration)``.
 
@@ -349,6 +205,37 @@ class ChildCircuit(BaseCircuit):
                 if feedback.source is None:
                     raise BuildError(f"feedback `{feedback.name}` of child circuit "
                                      f"`{self.label}` was never connected")
+
+    def import_(self, stream, label: str = ""):
+        """Import a parent stream: its epoch difference appears at iteration 0."""
+        from engine.stream import Stream
+
+        if stream.circuit is not self.parent:
+            raise BuildError("import_() takes a stream of the parent circuit")
+        memo_key = (id(stream.node), "import")
+        found = self.memo.get(memo_key)
+        if found is None:
+            node = self.add(Import([], label, reads=[stream.node]))
+            if stream.node not in self.node.inputs:
+                self.node.inputs.append(stream.node)
+            found = self.memo[memo_key] = Stream(self, node)
+        return found
+
+    def feedback(self, name: str, arity: int | None = None,
+                  label: str = "") -> FeedbackHandle:
+        node = self.add(Feedback(name, arity, label))
+        self.feedbacks.append(node)
+        return FeedbackHandle(self, node)
+
+    def export(self, stream, label: str = ""):
+        """The sum over each epoch's iterations of ``stream``, as a parent stream."""
+        from engine.stream import Stream
+
+        if stream.circuit is not self:
+            raise BuildError("export() takes a stream of this child circuit")
+        node = self.parent.add(Export(self.node, stream.node, label))
+        self.exports.append(node)
+        return Stream(self.parent, node)
 
     def run_epoch(self) -> None:
         """Iterate this epoch to a fixed point (module docstring)."""
@@ -412,6 +299,25 @@ class Circuit(BaseCircuit):
         self.sources: dict[str, Source] = {}
         self.sinks: dict[str, Sink] = {}
         self.all_nodes: list[Node] = []
+
+    def source(self, name: str, arity: int | None = None, label: str = ""):
+        """A Source node for the input relation ``name``; returns its Stream."""
+        from engine.stream import Stream
+
+        if name in self.sources:
+            raise BuildError(f"a source named `{name}` already exists")
+        node = self.add(Source(name, arity, label))
+        self.sources[name] = node
+        return Stream(self, node)
+
+    def output(self, name: str, stream, label: str = "", keep: bool = False) -> None:
+        """A Sink collecting the epoch difference of ``stream`` under ``name``."""
+        if name in self.sinks:
+            raise BuildError(f"an output named `{name}` already exists")
+        if stream.circuit is not self:
+            raise BuildError(f"output `{name}`: the stream belongs to a child circuit; "
+                             f"export() it first")
+        self.sinks[name] = self.add(Sink(name, stream.node, keep, label))
 
     # -- finalization: fusion, liveness, order -----------------------------
 
@@ -551,99 +457,3 @@ class Circuit(BaseCircuit):
     def to_dot(self) -> str:
         """A DOT rendering; child circuits are clusters."""
         return "\n".join(["digraph circuit {", "  rankdir=LR;"] + self.dot_lines() + ["}"])
-
-
-# ---------------------------------------------------------------------------
-# Builder methods (kept here so the node kinds and their wiring sit together)
-
-
-def _source(self: Circuit, name: str, arity: int | None = None, label: str = ""):
-    """A Source node for the input relation ``name``; returns its Stream."""
-    from engine.stream import Stream
-
-    if name in self.sources:
-        raise BuildError(f"a source named `{name}` already exists")
-    node = self.add(Source(name, arity, label))
-    self.sources[name] = node
-    return Stream(self, node)
-
-
-def _output(self: Circuit, name: str, stream, label: str = "", keep: bool = False) -> None:
-    """A Sink collecting the epoch difference of ``stream`` under ``name``."""
-    if name in self.sinks:
-        raise BuildError(f"an output named `{name}` already exists")
-    if stream.circuit is not self:
-        raise BuildError(f"output `{name}`: the stream belongs to a child circuit; "
-                         f"export() it first")
-    self.sinks[name] = self.add(Sink(name, stream.node, keep, label))
-
-
-def _child(self: BaseCircuit, label: str = "") -> ChildCircuit:
-    """A child circuit for one recursive component (use as a context manager)."""
-    if self.nested:
-        raise BuildError("child circuits nest one level deep (one per recursive "
-                         "component of the root)")
-    child = ChildCircuit(self, label, self.root.max_iterations)
-    child.node = self.add(ChildNode(child, label))
-    return child
-
-
-def _import(self: ChildCircuit, stream, label: str = ""):
-    """Import a parent stream: its epoch difference appears at iteration 0."""
-    from engine.stream import Stream
-
-    if stream.circuit is not self.parent:
-        raise BuildError("import_() takes a stream of the parent circuit")
-    memo_key = (id(stream.node), "import")
-    found = self.memo.get(memo_key)
-    if found is None:
-        node = self.add(Import([], label, reads=[stream.node]))
-        if stream.node not in self.node.inputs:
-            self.node.inputs.append(stream.node)
-        found = self.memo[memo_key] = Stream(self, node)
-    return found
-
-
-class FeedbackHandle:
-    """What ``child.feedback(...)`` returns: ``stream`` (the fed-back stream, one
-    iteration late) and ``connect(stream)`` (what to feed back)."""
-
-    def __init__(self, circuit: ChildCircuit, node: Feedback):
-        from engine.stream import Stream
-
-        self.node = node
-        self.stream = Stream(circuit, node)
-
-    def connect(self, stream) -> None:
-        if stream.circuit is not self.stream.circuit:
-            raise BuildError(f"feedback `{self.node.name}`: connect a stream of the same "
-                             f"child circuit")
-        if self.node.reads:
-            raise BuildError(f"feedback `{self.node.name}` is already connected")
-        self.node.reads = [stream.node]
-
-
-def _feedback(self: ChildCircuit, name: str, arity: int | None = None,
-              label: str = "") -> FeedbackHandle:
-    node = self.add(Feedback(name, arity, label))
-    self.feedbacks.append(node)
-    return FeedbackHandle(self, node)
-
-
-def _export(self: ChildCircuit, stream, label: str = ""):
-    """The sum over each epoch's iterations of ``stream``, as a parent stream."""
-    from engine.stream import Stream
-
-    if stream.circuit is not self:
-        raise BuildError("export() takes a stream of this child circuit")
-    node = self.parent.add(Export(self.node, stream.node, label))
-    self.exports.append(node)
-    return Stream(self.parent, node)
-
-
-Circuit.source = _source
-Circuit.output = _output
-BaseCircuit.child = _child
-ChildCircuit.import_ = _import
-ChildCircuit.feedback = _feedback
-ChildCircuit.export = _export

@@ -1,4 +1,6 @@
-"""Nodes: the vertices of a circuit, and their clock protocol.
+"""Nodes: the vertices of a circuit, their clock protocol, and the structural
+kinds (Source, Sink, Feedback, Import, Export, Child); operators live in
+``engine.operators``.
 
 A **Node** reads the outputs of its ``inputs`` (edges that order evaluation)
 and sets ``out``, its output at the current time: a Z-set (row -> weight) or an
@@ -24,7 +26,10 @@ child circuit's clock (iterations):
 
 from __future__ import annotations
 
-from engine.zset import EMPTY
+from typing import Mapping
+
+from engine.errors import ArityError, EngineError, WeightError
+from engine.zset import EMPTY, ZSet, add_into
 
 
 class Node:
@@ -80,3 +85,173 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.label or ''} #{self.local_id}>"
+
+
+class Source(Node):
+    """An input relation: its batch for the epoch, as given to ``step``."""
+
+    kind = "source"
+
+    def __init__(self, name: str, arity: int | None, label: str = ""):
+        super().__init__([], label or name)
+        self.name, self.arity = name, arity
+        self.batch = EMPTY
+
+    def evaluate(self, i: int) -> None:
+        self.out = self.batch
+
+    def validate(self, rows) -> dict:
+        """The batch as a Z-set; raises ArityError / WeightError naming the relation.
+
+        ``rows`` is a mapping row -> weight, or an iterable of rows (weight 1).
+        """
+        if isinstance(rows, Mapping):
+            items = rows.items()
+        else:
+            items = ((row, 1) for row in rows)
+        out: dict = {}
+        arity = self.arity
+        for row, weight in items:
+            if type(row) is not tuple:
+                if not isinstance(row, tuple):
+                    raise ArityError(self.name, row, arity if arity is not None else 0)
+                row = tuple(row)
+            if arity is not None and len(row) != arity:
+                raise ArityError(self.name, row, arity)
+            if type(weight) is not int:
+                if isinstance(weight, bool) or not isinstance(weight, int):
+                    raise WeightError(self.name, row, weight)
+                weight = int(weight)
+            try:
+                total = out.get(row, 0) + weight
+            except TypeError as error:
+                raise EngineError(f"relation `{self.name}`: row {row!r} is not hashable") \
+                    from error
+            if total:
+                out[row] = total
+            else:
+                del out[row]
+        return out
+
+    def describe_args(self) -> str:
+        return f"arity={self.arity}"
+
+
+class Sink(Node):
+    """An output: collects the epoch difference of its input (and, when
+    ``keep`` is set, the current collection)."""
+
+    kind = "sink"
+
+    def __init__(self, name: str, source: Node, keep: bool = False, label: str = ""):
+        super().__init__([source], label or name)
+        self.name = name
+        self.keep = keep
+        self.collection: dict = {}
+        self.delta = EMPTY
+
+    def evaluate(self, i: int) -> None:
+        self.delta = self.inputs[0].out
+
+    def clock_stop(self, scope: int, time: int) -> None:
+        if scope == 0 and self.keep and self.delta:
+            add_into(self.collection, self.delta)
+
+    def rollback(self) -> None:
+        self.delta = EMPTY
+
+
+class Feedback(Node):
+    """Feedback: at iteration ``i`` outputs what its source produced at ``i - 1``
+    (nothing at iteration 0). ``connect`` names the source."""
+
+    kind = "feedback"
+    iteration_hook = True
+    may_hold_work = True
+
+    def __init__(self, name: str, arity: int | None, label: str = ""):
+        super().__init__([], label or name)
+        self.name, self.arity = name, arity
+        self.held = EMPTY
+
+    @property
+    def source(self) -> Node | None:
+        return self.reads[0] if self.reads else None
+
+    def evaluate(self, i: int) -> None:
+        self.out = self.held if i > 0 else EMPTY
+
+    def clock_stop(self, scope: int, time: int) -> None:
+        if scope == 1:
+            self.held = self.reads[0].out
+        else:
+            self.held = EMPTY
+
+    def pending(self) -> int | None:
+        return 0 if self.held else None  # the circuit reads 0 as "the next iteration"
+
+    def clock_start(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.held = EMPTY
+
+    def rollback(self) -> None:
+        self.held = EMPTY
+
+
+class Import(Node):
+    """Import: the parent stream's epoch difference, at iteration 0 only."""
+
+    kind = "import"
+
+    def evaluate(self, i: int) -> None:
+        self.out = self.reads[0].out if i == 0 else EMPTY
+
+
+class Export(Node):
+    """A child stream seen from the parent: the sum over the epoch's iterations."""
+
+    kind = "export"
+
+    def __init__(self, child_node: "ChildNode", inner: Node, label: str = ""):
+        super().__init__([child_node], label, reads=[inner])
+        self.acc: dict = {}
+
+    def accumulate(self) -> None:
+        batch = self.reads[0].out
+        if batch:
+            if self.acc:
+                add_into(self.acc, batch)
+            else:
+                self.acc = ZSet(batch)
+
+    def evaluate(self, i: int) -> None:
+        self.out = self.acc or EMPTY
+
+    def clock_start(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.acc = {}
+
+    def clock_stop(self, scope: int, time: int) -> None:
+        if scope == 0:
+            self.acc = {}
+
+    def rollback(self) -> None:
+        self.acc = {}
+
+
+class ChildNode(Node):
+    """The node of a child circuit in its parent; evaluating it runs the child's
+    iterations of the epoch to a fixed point."""
+
+    kind = "child"
+
+    def __init__(self, child, label: str = ""):  # child: a ChildCircuit
+        super().__init__([], label)
+        self.child = child
+
+    def evaluate(self, i: int) -> None:
+        self.child.run_epoch()
+
+    def clock_start(self, scope: int, time: int) -> None:
+        # the child's own nodes get their clock events from the root directly
+        self.child.epoch = time
