@@ -1,7 +1,8 @@
 """Circuits: the root circuit (clock: epoch) and child circuits (clock:
-``(epoch, iteration)``), their node kinds, scheduling and fixed points.
+``(epoch, iteration)``), scheduling and fixed points, and the builder methods
+that add nodes to them.
 
-Node kinds (spec 002): **Source** (input relation), **Sink** (output),
+Node kinds (spec 002; defined in ``engine.node``): **Source** (input relation), **Sink** (output),
 **Operator** (everything in ``engine.operators``), **Feedback** (its input
 delayed by one iteration; the edge into it is not a cycle for scheduling),
 **Import** (a parent stream inside a child: the parent difference at epoch ``e``

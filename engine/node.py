@@ -129,8 +129,8 @@ class Source(Node):
                     from error
             if total:
                 out[row] = total
-            else:
-                del out[row]
+            else:  # cancelled out (or a zero weight, which means nothing)
+                out.pop(row, None)
         return out
 
     def describe_args(self) -> str:

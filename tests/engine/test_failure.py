@@ -154,3 +154,9 @@ def test_build_errors():
     circuit.step({})
     with pytest.raises(BuildError, match="after its first step"):
         edge.map(lambda r: r)
+
+
+def test_zero_weights_in_a_batch_mean_nothing():
+    circuit = transitive_closure()
+    assert circuit.step({"edge": {(1, 2): 0, (2, 3): 1}})["path"] == {(2, 3): 1}
+    assert circuit.step({"edge": {(2, 3): 0}})["path"] == {}
