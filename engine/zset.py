@@ -93,6 +93,8 @@ class ZSet(dict):
         ZSet({(1,): 2, (2,): 1})
         """
         out = cls()
+        if not weight:
+            return out
         for row in rows:
             total = out.get(row, 0) + weight
             if total:
