@@ -15,14 +15,17 @@ when the clock gets there.
 
 ::
 
-    a ──index──┬──────────────┐
-               └─TraceAppend  ├─ Join ─> a⋈z⁻¹(B) + z⁻¹(A)⋈b + a⋈b
-    b ──index──┬──────────────┘
-               └─TraceAppend
+    a ──┬──────────────────────────┐
+        └─> TraceAppend(key_a) ....├─> Join ─> a⋈z⁻¹(B) + z⁻¹(A)⋈b + a⋈b
+    b ──┬──────────────────────────┤
+        └─> TraceAppend(key_b) ....┘   (.... : the join reads the trace state)
 
-One :class:`TraceNode` exists per (stream, key): every join reading the same
-relation by the same columns shares it. A join's output rows go through the
-linear stages fused after it (map/filter/index) inside the join loop.
+The join iterates the rows of each difference, computes their keys inline and
+looks them up in the other side's trace; a ⋈ b indexes the smaller difference
+on the fly. One :class:`TraceNode` exists per (stream, key): every join reading
+the same relation by the same columns shares it. A join's output rows go
+through the linear stages fused after it (map/project/filter/flat_map) inside
+the join loop.
 """
 
 from __future__ import annotations

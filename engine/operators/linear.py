@@ -25,7 +25,6 @@ from engine.codegen import build_function, key_expression, tuple_expression
 from engine.node import Node
 from engine.zset import EMPTY, sum_zsets
 
-STAGE_KINDS = ("map", "project", "filter", "flat_map", "negate")
 
 
 # ---------------------------------------------------------------------------
