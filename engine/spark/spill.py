@@ -36,13 +36,13 @@ weights (products) follow exactly the in-memory rules.
 
 Compaction. Spilled entries first join a **tail** (Arrow tables, columnar,
 seen by Spark as one local relation); the **body** is the compacted past in
-Spark. When a commit leaves the tail larger than the body (up to
-``TAIL_CAP`` rows), the next use of the trace compacts in Spark: body and
-tail grouped by key, value and iteration, weights summed, zeros dropped, all
-past epochs merged into one, partitioned by key and checkpointed
+Spark. When the tail outnumbers the body (or ``TAIL_CAP`` rows), the next use
+of the trace compacts in Spark: past epochs merged into one, grouped by key,
+value and iteration, weights summed, zeros dropped; the current epoch's rows
+(a long epoch, such as a bulk load, compacts too) kept as they are, so a
+rollback can still drop them; all partitioned by key and checkpointed
 (``localCheckpoint``) to cut the lineage. Doubling keeps the cost per row
-constant; compaction runs before the epoch spills anything, so the body never
-holds the current epoch and rollback only filters the tail.
+constant.
 
 Spark is imported here only when a trace actually spills; :func:`check_spilling`
 only checks that pyspark and Java are there.
@@ -173,11 +173,11 @@ class SpillingTrace(Trace):
 
     def spill_if_large(self) -> None:
         """Move the in-memory entries to Spark when they pass the threshold;
-        compact the Spark part when a commit found it due."""
-        if self.part is not None and self.part.due:
-            self.part.compact(self.epoch)
+        compact the Spark part when its tail has grown enough."""
         if self.unspilled > self.threshold:
             self.spill()
+        if self.part is not None and self.part.due:
+            self.part.compact(self.epoch)
 
     def spill(self) -> None:
         """Move every in-memory entry (not the root's staged batch of the
@@ -286,6 +286,7 @@ class SparkPart:
         self.label = label
         self.body = None                   # DataFrame of past epochs, or None
         self.body_rows = 0                 # its rows (an upper bound)
+        self.body_epoch = None             # the epoch whose rows it holds, if any
         self.tail: list = []               # Arrow tables spilled since the compaction
         self.tail_rows = 0
         self._tail_frame = None            # the tail as one DataFrame (made on use)
@@ -360,16 +361,22 @@ class SparkPart:
         self.tail.append(pa.Table.from_arrays(arrays, names=names))
         self.tail_rows += len(entries)
         self._tail_frame = None
+        self._check_due()
 
     def committed(self) -> None:
-        """An epoch committed: its rows are past now. Compaction is due when
-        the tail outnumbers the body (doubling), up to ``TAIL_CAP`` rows."""
+        """An epoch committed: its rows are past now."""
+        self.body_epoch = None
+        self._check_due()
+
+    def _check_due(self) -> None:
+        """Compaction is due when the tail outnumbers the body (doubling, so
+        the cost per row stays constant), or ``TAIL_CAP`` rows."""
         if self.tail_rows > max(self.threshold, min(self.body_rows, TAIL_CAP)):
             self.due = True
 
     def rollback(self, epoch: int) -> None:
-        """Drop the rows of the failed ``epoch`` (only the tail can hold them:
-        compaction runs before an epoch spills anything)."""
+        """Drop the rows of the failed ``epoch``: from the tail (Arrow), and
+        from the body if a compaction during the epoch moved some there."""
         import pyarrow.compute as pc
 
         kept = [t.filter(pc.less(t.column(EPOCH), epoch)) for t in self.tail]
@@ -377,12 +384,20 @@ class SparkPart:
         if sum(t.num_rows for t in kept) != self.tail_rows:
             self.tail, self.tail_rows = kept, sum(t.num_rows for t in kept)
             self._tail_frame = None
+        if self.body_epoch == epoch:
+            from pyspark.sql import functions as F
+
+            self.body = self.body.filter(F.col(EPOCH) < epoch)
+        self.body_epoch = None
+        self.due = False
+        self._check_due()
 
     @_translated
     def compact(self, epoch: int) -> None:
-        """Move the tail into the body: the past epochs merged into one (per
-        key, value and iteration, weights summed, zeros dropped), partitioned
-        by key, the lineage cut. Runs before ``epoch`` spills anything."""
+        """Move the tail into the body: the epochs before ``epoch`` merged into
+        one (per key, value and iteration, weights summed, zeros dropped), the
+        rows of ``epoch`` itself (a compaction during a long epoch, such as a
+        bulk load) kept as they are; partitioned by key, the lineage cut."""
         from pyspark.sql import functions as F
 
         frame = self.frame()
@@ -390,10 +405,13 @@ class SparkPart:
         if keys:
             partitions = int(self.session.conf.get("spark.sql.shuffle.partitions"))
             frame = frame.repartition(partitions, *keys)   # the groupBy reuses it
-        body = (frame.groupBy(*self._names(), ITERATION)
+        past = (frame.filter(F.col(EPOCH) < epoch).groupBy(*self._names(), ITERATION)
                 .agg(F.sum(WEIGHT).alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
-                .withColumn(EPOCH, F.lit(epoch - 1).cast("long"))
-                .localCheckpoint(eager=True))
+                .withColumn(EPOCH, F.lit(epoch - 1).cast("long")))
+        body = past.unionByName(frame.filter(F.col(EPOCH) >= epoch))
+        body = body.localCheckpoint(eager=True)
+        if any(_latest_epoch(t) >= epoch for t in self.tail):
+            self.body_epoch = epoch
         self.body, self.body_rows = body, self.body_rows + self.tail_rows
         self.tail, self.tail_rows, self._tail_frame, self.due = [], 0, None, False
 
@@ -479,6 +497,14 @@ class SparkPart:
         inspection: it collects the whole trace)."""
         frame = self.frame()
         return [] if frame is None else list(self._rows(frame.toArrow()))
+
+
+def _latest_epoch(table) -> int:
+    """The latest epoch among an Arrow table's entries (-1 when empty)."""
+    import pyarrow.compute as pc
+
+    latest = pc.max(table.column(EPOCH)).as_py()
+    return -1 if latest is None else latest
 
 
 def _pruned(store: dict) -> dict | None:

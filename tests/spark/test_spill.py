@@ -22,6 +22,7 @@ from engine import Circuit
 from engine.errors import OperatorError
 from engine.operators.join import JoinNode, NestedJoinNode, TraceNode
 from engine.spark.spill import SpillError, SpillingTrace, check_spilling, spill_traces
+from engine.trace import Trace
 from tests.datalog.differential import programs, run_differential, transactions
 from tests.engine.harness import Holder, place, run_nested, run_root
 
@@ -145,6 +146,27 @@ def test_failed_epoch_restores_spilled_state_exactly(spark):
         assert spilled.step({"edge": batch}) == memory.step({"edge": batch})
     for plain, moved in zip(_traces(memory), _traces(spilled)):
         assert list(moved.entries()) == list(plain.entries())
+
+
+def test_rollback_after_a_compaction_inside_the_epoch(spark):
+    trace = SpillingTrace(nested=True, index=KEY, threshold=0, session=spark)
+    twin = Trace(nested=True, index=KEY)
+    for t in (trace, twin):
+        t.append_rows({(0, "a"): 1, (1, "b"): 2}, iteration=0)
+        t.append_rows({(0, "c"): 1, (0, "a"): -1}, iteration=2)
+        t.commit()
+    before = list(trace.entries())
+    assert before == list(twin.entries())
+    trace.append_rows({(0, "a"): 5, (2, "z"): 1}, iteration=1)   # epoch 1 ...
+    trace.part.compact(trace.epoch)             # ... moved into the body, then lost
+    assert trace.part.body_epoch == 1 and not trace.part.tail
+    trace.rollback()
+    assert list(trace.entries()) == before
+    for t in (trace, twin):
+        t.append_rows({(0, "a"): 1}, iteration=3)
+        t.commit()
+    assert list(trace.entries()) == list(twin.entries())
+    assert trace.collection((0,)) == twin.collection((0,)) == {(0, "a"): 1, (0, "c"): 1}
 
 
 def test_compaction_in_spark_drops_cancelled_rows(spark):
