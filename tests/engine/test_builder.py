@@ -202,3 +202,18 @@ def test_antijoins_against_one_relation_by_different_keys():
     got = circuit.step({"edge": {(3, 4): -1, (4, 6): 1}})
     assert got["sink"] == {(3,): 1, (4,): -1, (6,): 1}  # 3 lost its only out-edge
     assert got["from_root"] == {(4, 6): 1}  # nothing leads into 4 any more
+
+
+def test_results_belong_to_the_caller():
+    circuit = transitive_closure()
+    delayed = Circuit()  # a root operator keeping an exported batch across epochs
+    first = circuit.step({"edge": [(1, 2), (2, 3)]})["path"]
+    first.clear()  # the caller may do what it likes with it
+    assert circuit.step({"edge": {(3, 4): 1}})["path"] == {(1, 4): 1, (2, 4): 1, (3, 4): 1}
+    assert set(circuit.collection("path")) == {(1, 2), (2, 3), (1, 3), (1, 4), (2, 4), (3, 4)}
+    r = delayed.source("r", arity=1)
+    delayed.output("late", r.delay())
+    batch = {(1,): 1}
+    delayed.step({"r": batch})
+    batch.clear()
+    assert delayed.step({}) == {"late": {(1,): 1}}
