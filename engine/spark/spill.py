@@ -26,13 +26,17 @@ Joins. The join is bilinear, so against a trace ``B = B_memory + B_spark``::
     a ⋈ B = a ⋈ B_memory + a ⋈ B_spark
 
 ``a ⋈ B_spark`` ships the distinct keys of the (small) difference ``a`` to
-Spark as a broadcast table; a left-semi join with the spilled DataFrame picks
-the entries under those keys, which come back through Arrow (``toArrow``)
-grouped like the in-memory stores (``cur``: this epoch's entries; ``past``:
-earlier epochs', by iteration). The join then pairs them with ``a`` in its own
-generated loops (:meth:`engine.operators.join.JoinNode.join_spilled`), so times
-(least upper bound in the product order, with later iterations buffered) and
-weights (products) follow exactly the in-memory rules.
+Spark (a filter on the key columns for up to ``IN_LIMIT`` keys, a broadcast
+table in a left-semi join beyond); Spark finds the matching entries, which come
+back through Arrow (``toArrow``) grouped like the in-memory stores (``cur``:
+this epoch's entries; ``past``: earlier epochs', by iteration). The join pairs
+them with ``a`` in its own generated loops
+(:meth:`engine.operators.join.JoinNode.join_spilled`), so times (least upper
+bound in the product order, later iterations buffered) and weights (products)
+follow exactly the in-memory rules. Shipping the matches rather than the pairs
+is deliberate: a pair's weight and time are products and maxima of the two
+factors', the pairs outnumber the matches, and every pair must pass through
+the join's Python ``combine`` anyway.
 
 Compaction. Spilled entries first join a **tail** (Arrow tables, columnar,
 seen by Spark as one local relation); the **body** is the compacted past in
@@ -67,6 +71,8 @@ EPOCH, ITERATION, WEIGHT = "epoch", "iteration", "weight"
 class SpillError(EngineError):
     """Spilling cannot work: Spark is not installed, or a trace holds values
     Spark cannot store. ``str()`` is the whole message."""
+
+
 TAIL_CAP = 200_000  # tail rows that make a compaction due however large the body
 IN_LIMIT = 256  # keys looked up by a column filter; more go as a broadcast table
 
@@ -120,7 +126,13 @@ class SpillingTrace(Trace):
     The in-memory part counts the rows appended since it last spilled (an
     upper bound of its entries); a child-scope trace spills as soon as an
     iteration's append passes the threshold, a root-scope trace (appended when
-    the epoch commits) at its next lookup.
+    the epoch commits) at its next lookup. Below the threshold nothing touches
+    Spark:
+
+    >>> t = SpillingTrace(nested=True, index=("cols", (0,)), threshold=10)
+    >>> t.append_rows({(1, "a"): 1}, iteration=2); t.commit()
+    >>> list(t.entries()), t.part is None
+    ([((1,), (1, 'a'), (0, 2), 1)], True)
     """
 
     __slots__ = ("label", "part", "session", "threshold", "unspilled")
