@@ -44,7 +44,8 @@ METHOD = """\
   incremental peer (`incr.`: the engine, pydbsp) applies the change to its
   state; any other peer (`scratch`) recomputes from scratch on the changed
   input, for as many updates as fit in {budget:.0f} s after its batch (at
-  least one). `Δ median` is how many derived tuples one update changes (the
+  least one, unless its batch took more than half that: then each update
+  would cost about one batch, and none is timed). `Δ median` is how many derived tuples one update changes (the
   engine's delta).
 - Each cell is capped: a batch not finished within {timeout:.0f} s is a
   **timeout**, an RSS over {memory:.0f} GiB is **memory**; a peer that timed
@@ -54,6 +55,27 @@ METHOD = """\
   every update too); a disagreement would be listed under the tables.
 - The *speedup* columns divide the fastest other peer's median update time
   by the engine's: for a from-scratch peer that is its full recomputation.
+
+## The peers
+
+- **python**: hand-written semi-naive loops over dicts and sets
+  (`benchmarks/peers/python_loop.py`; transitive closure is `benchmarks/tc.py`'s).
+- **pydatalog**: pyDatalog installs and runs on Python 3.11. In the textbook
+  body order of Andersen's store rule it does not terminate even on five
+  statements; the peer uses the order `store_to, points_to(Q, A),
+  points_to(P, R)`, with which it finishes only on small inputs.
+- **clingo**: the grounder evaluates these stratified programs completely;
+  every derived atom is checked to be a fact. No incremental retraction.
+- **duckdb**: `WITH RECURSIVE ... UNION` for the linear recursions; Andersen's
+  non-linear rules need `USING KEY` and `recurring.points_to` (DuckDB >= 1.3),
+  written as the semi-naive step. Default thread count (one per core).
+- **networkx**: `transitive_closure(G, reflexive=False)`, transitive closure only.
+- **pydbsp**: requires Python 3.12; this machine's image carries a pyenv-built
+  CPython 3.12, so the harness makes a virtual environment with it and installs
+  pydbsp from PyPI (`benchmarks/py312.py`); nothing else is downloaded. Its
+  Datalog has no comparisons and no aggregates, so same generation and the
+  aggregate workload are n/a. On a machine without a Python >= 3.12 it is
+  reported as not measured, with the reason.
 """
 
 

@@ -115,6 +115,8 @@ def _cell_from_run(workload, peer, run) -> Cell:
         cell.note = f"RSS over {run.observed_rss / 2**30:.1f} GiB"
     elif run.status == "error":
         cell.note = run.detail
+    elif stopped and stopped["done"] == 0:
+        cell.note = "updates not timed: from scratch, each costs about one batch"
     elif stopped:
         cell.note = f"update budget: {stopped['done']} of {stopped['planned']} updates"
     return cell
