@@ -39,13 +39,13 @@ root_series = st.dictionaries(st.integers(0, EPOCHS), batches, max_size=4)
 KEY = ("cols", (0,))
 
 
-def _join(nested: bool, spill_session=None, self_join: bool = False):
+def _join(nested: bool, spill_session=None, self_join: bool = False, key=KEY):
     """A join of two holders by column 0 (``self_join``: of one holder with
     itself); its traces spill at once when a session is given."""
     left = Holder()
     right = left if self_join else Holder()
-    left_trace = TraceNode(left, KEY, nested)
-    right_trace = left_trace if self_join else TraceNode(right, KEY, nested)
+    left_trace = TraceNode(left, key, nested)
+    right_trace = left_trace if self_join else TraceNode(right, key, nested)
     cls = NestedJoinNode if nested else JoinNode
     join = cls(left, right, left_trace, right_trace, lambda k, lv, rv: (lv, rv))
     nodes = [left_trace] + ([] if self_join else [right_trace]) + [join]
@@ -78,6 +78,19 @@ def test_nested_join_spilled_equals_in_memory(spark, a, b):
     (memory, memory_nodes), (spilled, spilled_nodes) = outputs
     assert spilled == memory
     _same_traces(memory_nodes, spilled_nodes)
+
+
+def test_join_by_a_key_function_spilled(spark):
+    """Keys computed by a function (not a choice of columns), and not tuples."""
+    a = {(0, 0): {(1, "a"): 1, (2, "b"): 1}, (1, 2): {(1, "a"): -1, (2, "c"): 2}}
+    b = {(0, 1): {(1, "x"): 1}, (1, 0): {(2, "y"): 1, (1, "z"): -1}}
+    key = ("fn", lambda row: row[0] * 10)
+    outputs = []
+    for session in (None, spark):
+        left, right, join, nodes = _join(True, session, key=key)
+        outputs.append(run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes,
+                                  join, EPOCHS))
+    assert outputs[1] == outputs[0] and outputs[0]
 
 
 @FEW
