@@ -23,7 +23,7 @@ from benchmarks.runner import ROOT, Runner, Settings
 MODES = {
     # suite, Settings
     "full": ("full", Settings(timeout=60, update_budget=20, grace=60)),
-    "quick": ("quick", Settings(timeout=8, update_budget=2, grace=8, updates=5)),
+    "quick": ("quick", Settings(timeout=5, update_budget=1, grace=5, updates=5)),
 }
 
 METHOD = """\
