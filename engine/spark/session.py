@@ -135,14 +135,15 @@ def get_session(master: str | None = None, *, spark: Any = None,
 
 
 def quiet(session) -> None:
-    """Only errors in Spark's log from now on (the JVM's start-up banner is
-    printed before any setting can take effect; a Spark Connect server keeps
-    its own log)."""
-    session.sparkContext.setLogLevel("ERROR")
+    """Nothing but fatal errors in Spark's log from now on: a failing job
+    reaches the caller as an exception, which the executor turns into one
+    message (the JVM's start-up banner is printed before any setting can take
+    effect; a Spark Connect server keeps its own log)."""
+    session.sparkContext.setLogLevel("FATAL")
 
 
 _LOG_CONFIG = """\
-rootLogger.level = error
+rootLogger.level = fatal
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
@@ -155,8 +156,9 @@ logger.repl.level = error
 
 
 def quiet_log_config() -> str:
-    """A log4j2 configuration that logs errors only (Spark's default profile
-    announces itself and warns about native libraries on every start)."""
+    """A log4j2 configuration that logs fatal errors only (Spark's default
+    profile announces itself and warns about native libraries on every start,
+    and logs every failed task with its stack trace)."""
     path = os.path.join(tempfile.gettempdir(), "datalog-spark-log4j2.properties")
     try:
         with open(path, encoding="utf-8") as handle:
