@@ -26,14 +26,17 @@ class Settings:
     """How long and how much a cell may take, and how many updates it times.
 
     ``timeout``: seconds until the batch must have finished (the cell is then
-    reported as a timeout); ``update_budget``: seconds of updates after the
-    batch (from-scratch peers usually do fewer than ``updates`` within it; at
-    least one update pair always runs, killed at ``update_budget + grace``);
+    reported as a timeout); ``update_budget``: seconds of from-scratch updates
+    after the batch (such peers usually do fewer than ``updates`` within it);
+    ``incremental_budget``: the same for incremental peers, whose updates are
+    the point of the table; at least one update pair runs, killed at the
+    budget plus ``grace``;
     ``memory_limit``: bytes of RSS past which the cell is killed.
     """
 
     timeout: float = 60.0
     update_budget: float = 20.0
+    incremental_budget: float = 150.0
     grace: float = 60.0
     updates: int = 20
     memory_limit: int = 8 << 30
@@ -158,11 +161,12 @@ class Runner:
         except py312.Unavailable as error:
             return Cell(workload.name, name, "unavailable", note=str(error))
         s = self.settings
+        budget = s.incremental_budget if peer.incremental else s.update_budget
         config = {"spec": workload.spec, "peer": name, "updates": s.updates,
-                  "update_budget": s.update_budget, "verify": s.verify}
+                  "update_budget": budget, "verify": s.verify}
         env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
         run = run_cell([python, "-m", "benchmarks.cell", json.dumps(config)], s.timeout,
-                       s.memory_limit, s.update_budget + s.grace, env=env, cwd=ROOT)
+                       s.memory_limit, budget + s.grace, env=env, cwd=ROOT)
         cell = _cell_from_run(workload, peer, run)
         cell.planned = len(updates(workload, s.updates))
         if cell.status in ("timeout", "memory"):

@@ -26,7 +26,8 @@ NOT_EXPRESSIBLE = {("networkx", "sg"), ("networkx", "andersen"), ("networkx", "n
 @pytest.fixture(scope="module")
 def table():
     suite = workloads.suite("tiny")
-    settings = Settings(timeout=60, update_budget=30, grace=60, updates=3, verify=True)
+    settings = Settings(timeout=60, update_budget=30, incremental_budget=30, grace=60, updates=3,
+                        verify=True)
     cells = Runner(settings).run(suite)
     return suite, cells
 
@@ -95,7 +96,7 @@ def test_a_disagreeing_peer_is_reported(table):
 
 
 def test_a_cell_over_its_timeout_is_reported_as_such():
-    settings = Settings(timeout=0.5, update_budget=1, grace=1, updates=1)
+    settings = Settings(timeout=0.5, update_budget=1, incremental_budget=1, grace=1, updates=1)
     runner = Runner(settings)
     big = workloads.make("chain", nodes=1500)
     cell = runner.cell(big, "pydatalog")
@@ -139,3 +140,16 @@ def test_percentile_interpolates_like_numpy():
     assert percentile(values, 50) == pytest.approx((ordered[9] + ordered[10]) / 2)
     assert percentile(values, 95) == pytest.approx(ordered[18] + 0.05 * (ordered[19] - ordered[18]))
     assert percentile(values, 100) == ordered[-1]
+
+
+def test_only_selects_workloads_by_prefix_and_peers_by_name():
+    from benchmarks.__main__ import select
+
+    suite = workloads.suite("tiny")
+    chosen, peers = select(["tc-chain", "duckdb"], suite)
+    assert [w.name for w in chosen] == ["tc-chain-12", "tc-chain-20"]
+    assert peers == ["engine", "python", "duckdb"]
+    chosen, peers = select([], suite)
+    assert chosen == suite and peers == list(PEERS)
+    with pytest.raises(SystemExit, match="no workload or peer named nope"):
+        select(["nope"], suite)
