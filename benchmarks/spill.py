@@ -10,7 +10,8 @@ apart from the load.
     python -m benchmarks.spill [--nodes 300 --edges 420 --updates 15 --threshold 2000]
 
 It prints one table row per mode (load, then per-transaction median, mean and
-max) and a bar per mode for the median.
+max, and where the join traces' rows are: Python dicts or Spark) and a bar per
+mode for the median.
 """
 
 from __future__ import annotations
@@ -60,16 +61,20 @@ def run(edges, changes, spill_threshold=None) -> dict:
     return {"load": load, "times": times, "paths": paths, "session": session}
 
 
-def spilled_rows(session) -> dict:
-    """Rows per spilled trace (label -> rows in Spark)."""
+def trace_rows(session) -> tuple[int, int]:
+    """Entries of the join traces held in Python dicts, and rows in Spark."""
     from engine.operators.join import TraceNode
+    from engine.trace import Trace
 
-    out = {}
+    in_python = in_spark = 0
     for node in session._circuit.all_nodes:
-        part = getattr(node.trace, "part", None) if isinstance(node, TraceNode) else None
+        if not isinstance(node, TraceNode):
+            continue
+        in_python += sum(1 for _ in Trace.entries(node.trace))
+        part = getattr(node.trace, "part", None)
         if part is not None:
-            out[node.label or f"trace #{node.local_id}"] = len(part.entries())
-    return out
+            in_spark += len(part.entries())
+    return in_python, in_spark
 
 
 def main(argv=None) -> None:
@@ -93,14 +98,15 @@ def main(argv=None) -> None:
         result = run(edges, changes, threshold)
         times = result["times"]
         rows.append((mode, result["load"], statistics.median(times), statistics.mean(times),
-                     max(times), result["paths"], spilled_rows(result["session"])))
+                     max(times), result["paths"], trace_rows(result["session"])))
     print(f"transitive closure, {args.nodes} nodes, {len(edges)} edges, "
           f"{rows[0][5]} paths; {2 * len(changes)} transactions (retract + insert of "
           f"{len(changes)} edges); Spark start {spark_start:.1f} s (not counted)")
-    print(f"{'mode':<16}{'load s':>9}{'median s':>10}{'mean s':>9}{'max s':>8}  spilled rows")
-    for mode, load, median, mean, top, _, spilled in rows:
-        print(f"{mode:<16}{load:>9.2f}{median:>10.3f}{mean:>9.3f}{top:>8.3f}  "
-              f"{sum(spilled.values()) if spilled else '-'}")
+    print(f"{'mode':<16}{'load s':>9}{'median s':>10}{'mean s':>9}{'max s':>8}"
+          f"{'trace rows in Python':>22}{'in Spark':>10}")
+    for mode, load, median, mean, top, _, (in_python, in_spark) in rows:
+        print(f"{mode:<16}{load:>9.2f}{median:>10.3f}{mean:>9.3f}{top:>8.3f}"
+              f"{in_python:>22}{in_spark:>10}")
     scale = max(r[2] for r in rows)
     print("\nmedian time per transaction")
     for mode, _, median, *_ in rows:
