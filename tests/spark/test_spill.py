@@ -276,3 +276,15 @@ def test_cli_run_with_spill_threshold(spark, tmp_path):
     assert outputs["spilled"] == outputs["memory"]
     assert sorted(outputs["memory"].splitlines()) == [
         "1\t2", "1\t3", "1\t4", "2\t3", "2\t4", "3\t4"]
+
+
+def test_spill_benchmark_on_a_tiny_graph(spark):
+    from benchmarks.spill import graph, run, trace_rows
+
+    edges = graph(8, 12)
+    memory = run(edges, edges[:1])
+    spilled = run(edges, edges[:1], spill_threshold=3)
+    assert spilled["paths"] == memory["paths"] > len(edges)
+    in_python, in_spark = trace_rows(spilled["session"])
+    memory_rows, nothing = trace_rows(memory["session"])
+    assert nothing == 0 and in_spark > 0 and in_python < memory_rows
