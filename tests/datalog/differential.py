@@ -1,10 +1,10 @@
 """Differential testing: a session's incremental answers against the reference
 evaluator's from-scratch answers.
 
-- :func:`programs` generates random stratified programs over three input
+- :func:`programs` generates random stratified programs over four input
   relations (``e(x: number, y: number)``, ``v(x: number)``, ``s(a: symbol, x:
-  number)``): groups of derived relations, mutual recursion inside a group,
-  negation and aggregates (count, sum, min, max) of lower groups, comparisons,
+  number)``, ``f(a: symbol, p: float)``): groups of derived relations, mutual recursion inside a group,
+  negation and aggregates (count, sum, min, max, mean) of lower groups, comparisons,
   constants, symbols, assignments.
 - :func:`transactions` generates sequences of transactions over the inputs, drawn
   from a small domain so that repeated inserts and retractions of absent rows are
@@ -31,16 +31,19 @@ from tests.reference import evaluate
 
 NUMBERS = range(0, 5)
 SYMBOLS = ("a", "b", "c")
-INPUTS = {"e": ("number", "number"), "v": ("number",), "s": ("symbol", "number")}
-SIGNATURES = (("number",), ("number", "number"), ("symbol", "number"))
-NUMBER_VARS = ("x", "y", "z")
-SYMBOL_VARS = ("a", "b")
+FLOATS = (0.5, 1.0, 2.25)          # dyadic: sums are exact in any order
+INPUTS = {"e": ("number", "number"), "v": ("number",), "s": ("symbol", "number"),
+          "f": ("symbol", "float")}
+SIGNATURES = (("number",), ("number", "number"), ("symbol", "number"),
+              ("number", "float"))
+VARIABLES = {"number": ("x", "y", "z"), "symbol": ("a", "b"), "float": ("p", "q")}
+VALUES = {"number": NUMBERS, "symbol": SYMBOLS, "float": FLOATS}
 
 
 def _const(draw, type_: str) -> str:
     if type_ == "symbol":
         return '"' + draw(st.sampled_from(SYMBOLS)) + '"'
-    return str(draw(st.sampled_from(NUMBERS)))
+    return repr(draw(st.sampled_from(VALUES[type_])))
 
 
 def _arg(draw, type_: str, wildcard: bool = True) -> str:
@@ -49,7 +52,7 @@ def _arg(draw, type_: str, wildcard: bool = True) -> str:
         return _const(draw, type_)
     if choice == 1 and wildcard:
         return "_"
-    return draw(st.sampled_from(SYMBOL_VARS if type_ == "symbol" else NUMBER_VARS))
+    return draw(st.sampled_from(VARIABLES[type_]))
 
 
 def _bound(args: list[str], types) -> dict[str, str]:
@@ -77,6 +80,7 @@ def rules_for(draw, head: str, head_types, group: int, relations: dict, groups: 
         body.append(f"{rel}({', '.join(args)})")
     numbers = [v for v, t in bound.items() if t == "number"]
     symbols = [v for v, t in bound.items() if t == "symbol"]
+    floats = [v for v, t in bound.items() if t == "float"]
     for _ in range(draw(st.integers(0, 2))):
         kind = draw(st.sampled_from(("compare", "negate", "aggregate", "assign")))
         if kind == "compare" and numbers:
@@ -84,6 +88,9 @@ def rules_for(draw, head: str, head_types, group: int, relations: dict, groups: 
             op = draw(st.sampled_from(("<", "<=", "!=", "=", ">", ">=")))
             right = draw(st.sampled_from(numbers + [str(n) for n in NUMBERS]))
             body.append(f"{left} {op} {right}")
+        elif kind == "compare" and floats and draw(st.booleans()):
+            op = draw(st.sampled_from(("<", "<=", "!=", ">")))
+            body.append(f"{floats[0]} {op} {draw(st.sampled_from(floats + ['1.0']))}")
         elif kind == "compare" and len(symbols) >= 1:
             other = draw(st.sampled_from(symbols + ['"b"']))
             body.append(f"{symbols[0]} != {other}")
@@ -97,11 +104,11 @@ def rules_for(draw, head: str, head_types, group: int, relations: dict, groups: 
                             else "_" if pick == 1 else draw(st.sampled_from(pool)))
             body.append(f"!{rel}({', '.join(args)})")
         elif kind == "aggregate":
-            candidates = [r for r in lower if "number" in relations[r]]
+            candidates = [(r, i) for r in lower for i, t in enumerate(relations[r])
+                          if t in ("number", "float")]
             if not candidates:
                 continue
-            rel = draw(st.sampled_from(candidates))
-            target_col = relations[rel].index("number")
+            rel, target_col = draw(st.sampled_from(candidates))
             args = []
             for i, t in enumerate(relations[rel]):
                 pool = [v for v, vt in bound.items() if vt == t]
@@ -111,12 +118,15 @@ def rules_for(draw, head: str, head_types, group: int, relations: dict, groups: 
                     args.append(draw(st.sampled_from(pool)))   # a grouping variable
                 else:
                     args.append("_")
-            agg = draw(st.sampled_from(("count", "sum", "min", "max")))
-            agg = agg if agg == "count" else f"{agg} u{len(body)}"
+            kind = draw(st.sampled_from(("count", "sum", "min", "max", "mean")))
+            target_type = relations[rel][target_col]
+            if kind == "mean" and target_type != "float":
+                kind = "count"
+            agg = kind if kind == "count" else f"{kind} u{len(body)}"
             name = f"c{len(body)}"
             body.append(f"{name} = {agg} : {{ {rel}({', '.join(args)}) }}")
-            bound[name] = "number"
-            numbers.append(name)
+            bound[name] = "number" if kind == "count" else target_type
+            (numbers if bound[name] == "number" else floats).append(name)
         elif kind == "assign" and not recursive and numbers:
             source = draw(st.sampled_from(numbers))
             name = f"w{len(body)}"
@@ -157,8 +167,7 @@ def programs(draw) -> str:
 
 
 def _row(draw, relation: str) -> tuple:
-    return tuple(draw(st.sampled_from(SYMBOLS if t == "symbol" else NUMBERS))
-                 for t in INPUTS[relation])
+    return tuple(draw(st.sampled_from(VALUES[t])) for t in INPUTS[relation])
 
 
 @st.composite
@@ -181,7 +190,7 @@ def run_differential(text: str, txs: list, **session_options) -> int:
     program = datalog.Program(text)
     ast_program = parse(text)
     session = program.session(**session_options)
-    inputs: dict[str, set] = {name: set() for name in INPUTS}
+    inputs: dict[str, set] = {name: set() for name in INPUTS if name in program.relations}
     before = evaluate(ast_program, inputs)
     _compare(session, before, text, "initial evaluation")
     for number, tx in enumerate(txs):
