@@ -56,8 +56,8 @@ def run(config: dict) -> None:
     start = time.perf_counter()
     state = peer.batch(workload, facts)
     seconds = time.perf_counter() - start
-    peak = peak_rss_bytes()
     rss = rss_bytes()
+    peak = max(peak_rss_bytes(), rss)   # the kernel's high-water mark can lag by a page or so
     counts = peer.counts(state, workload)
     emit("batch", seconds=seconds, counts=counts, peak_rss=peak, rss=rss)
 

@@ -162,6 +162,38 @@ SUMMARY_HEADER = ["workload", "derived tuples", "engine batch", "engine ÷ pytho
                   "retract speedup vs fastest", "insert speedup vs fastest", "engine B/tuple"]
 
 
+def aims(blocks) -> list[str]:
+    """Where the engine stands against the aims of the issue, workload by
+    workload, from this run's cells (met or not, never adjusted)."""
+    batch, update, speedup, memory = [], [], [], []
+    for workload, cells in blocks:
+        engine = next((c for c in cells if c.peer == "engine" and c.batch is not None), None)
+        loop = next((c for c in cells if c.peer == "python" and c.batch is not None), None)
+        if engine is None:
+            continue
+        if loop is not None:
+            batch.append(f"{workload.name} {ratio(engine.batch, loop.batch)}")
+        if engine.retract:
+            changed = sorted(engine.changed)
+            small = changed[len(changed) // 2] if changed else None
+            worst = max(engine.median("retract"), engine.median("insert"))
+            update.append(f"{workload.name} {milliseconds(worst)} ms "
+                          f"(Δ median {small:,} on {engine.derived:,})" if small is not None
+                          else f"{workload.name} {milliseconds(worst)} ms")
+            for op in ("retract", "insert"):
+                peer = _fastest(cells, lambda c, op=op: c.median(op))
+                if peer is not None:
+                    speedup.append(f"{workload.name} {op} "
+                                   f"{ratio(peer.median(op), engine.median(op))} ({peer.peer})")
+        if engine.bytes_per_tuple is not None:
+            memory.append(f"{workload.name} {engine.bytes_per_tuple:,.0f}")
+    return [f"batch within 2× of the Python loop (engine ÷ loop): {', '.join(batch)}",
+            (f"one-fact update in 10 ms or less when the change is small (engine median, "
+             f"the slower of retract and insert): {', '.join(update)}"),
+            f"small updates 1000× faster than the fastest peer's answer: {', '.join(speedup)}",
+            f"300 bytes of RSS or less per derived tuple: {', '.join(memory)}"]
+
+
 def text_table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip()
@@ -190,7 +222,9 @@ def render(blocks, markdown: bool) -> str:
     disagreement between peers (which must never happen)."""
     table = markdown_table if markdown else text_table
     parts = ["## Summary" if markdown else "SUMMARY", "",
-             table(SUMMARY_HEADER, summary_rows(blocks)), ""]
+             table(SUMMARY_HEADER, summary_rows(blocks)), "",
+             "## Against the aims" if markdown else "AGAINST THE AIMS", "",
+             *(f"- {line}" for line in aims(blocks)), ""]
     problems = []
     for workload, cells in blocks:
         title = block_title(workload, cells)
