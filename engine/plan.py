@@ -256,7 +256,19 @@ class Aggregate:
     ``type`` is the primitive type of the result (``number`` for count, ``float``
     for mean, the target's type otherwise). Because the result depends only on
     ``s``, an executor can compute it once per distinct seed: ``group(seed rows)``
-    joined back to the outer rows on the seed slots."""
+    joined back to the outer rows on the seed slots.
+
+    ``n(d, c) :- dept(d), c = count : { emp(_, d, _) }.``:
+
+    >>> rule = RulePlan("n", (Scan("dept", (0,)),
+    ...                       Aggregate("count", (0,), (Join("emp", ((1, Col(0)),), ()),),
+    ...                                 None)), head=(Col(0), Col(1)))
+    >>> print("\\n".join(rule.describe().splitlines()[1:]))
+      scan dept -> [0]
+      #1 = count, body seeded by (#0):
+        | join emp on emp.1 = #0 -> +[]
+      head (#0, #1)
+    """
 
     kind: str
     seed: tuple[int, ...]
@@ -265,9 +277,9 @@ class Aggregate:
     type: str = "number"
 
     def describe(self, slot: int = 0) -> str:
-        target = f" {self.target}" if self.target is not None else ""
+        target = f" of body {self.target}" if self.target is not None else ""
         seed = ", ".join(f"#{i}" for i in self.seed)
-        lines = [f"#{slot} = {self.kind}{target} seeded by ({seed}) of"]
+        lines = [f"#{slot} = {self.kind}{target}, body seeded by ({seed}):"]
         lines += ["  | " + line for line in describe_steps(self.body, len(self.seed))]
         return "\n".join(lines)
 
