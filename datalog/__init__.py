@@ -12,9 +12,19 @@
 """
 
 from datalog.api import Delta, Program, Session, Subscription, Transaction
-from datalog.errors import CheckError, DatalogError, DataError, EvaluationError, ParseError
+from datalog.errors import CheckError, DataError, DatalogError, EvaluationError, ParseError
 from datalog.version import __version__
 
-__all__ = ["Program", "Session", "Transaction", "Delta", "Subscription",
-           "DatalogError", "ParseError", "CheckError", "DataError", "EvaluationError",
-           "__version__"]
+__all__ = [
+           "CheckError",
+           "DataError",
+           "DatalogError",
+           "Delta",
+           "EvaluationError",
+           "ParseError",
+           "Program",
+           "Session",
+           "Subscription",
+           "Transaction",
+           "__version__",
+]

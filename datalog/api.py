@@ -29,11 +29,12 @@ transaction that fails for any reason leaves the session as it was.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 
 from datalog.compile import UNIT, compile_plan
-from datalog.errors import DatalogError, DataError, Diagnostic, EvaluationError, did_you_mean
+from datalog.errors import DataError, DatalogError, Diagnostic, EvaluationError, did_you_mean
 from datalog.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.io import check_io, input_path, read_facts
 from datalog.pattern import parse_pattern
@@ -376,7 +377,7 @@ class Session:
             elif ok and type_ == "unsigned":
                 ok = isinstance(value, int) and 0 <= value <= UNSIGNED_MAX
             elif ok and type_ == "float":
-                ok = isinstance(value, (int, float)) and value == value   # not NaN
+                ok = isinstance(value, (int, float)) and not math.isnan(value)
                 value = float(value) if ok else value
             elif ok:
                 ok = isinstance(value, str)

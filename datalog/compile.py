@@ -45,8 +45,18 @@ from datalog.errors import DatalogError, Diagnostic, EvaluationError
 from datalog.expressions import Codegen
 from datalog.functors import WRAP, FunctorError
 from engine import Circuit, EngineError
-from engine.plan import (Aggregate, Antijoin, Assign, Col, Filter, Join, ProgramPlan,
-                         RulePlan, Scan, StratumPlan)
+from engine.plan import (
+    Aggregate,
+    Antijoin,
+    Assign,
+    Col,
+    Filter,
+    Join,
+    ProgramPlan,
+    RulePlan,
+    Scan,
+    StratumPlan,
+)
 
 UNIT = "$unit"
 """The source holding the single empty row ``()`` from epoch 0 on: where pipelines
@@ -112,7 +122,7 @@ class _Scope:
     """The streams visible in one circuit (the root or a child): relation name ->
     stream, and memoized derived streams (filtered relations, imports)."""
 
-    def __init__(self, circuit, parent: "_Scope | None" = None, name: str = "root"):
+    def __init__(self, circuit, parent: _Scope | None = None, name: str = "root"):
         self.circuit = circuit
         self.parent = parent
         self.name = name
@@ -286,7 +296,7 @@ class _Pipeline:
     def _join(self, stream, step: Join):
         """The join, left pending: a following projection (the head, or the
         next join's computed keys) is fused into its combine function."""
-        left, extended = self._keyed(stream, step.keys)
+        left, _ = self._keyed(stream, step.keys)    # slots past `width` are keys
         right = self._relation(step.relation, step.consts, step.equal) \
             .index_by(step.key_columns())
         self._used(step.relation, step.key_columns(), step.consts, step.equal)

@@ -88,7 +88,6 @@ path(x, z) :- edge(x, y), path(y, z).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 # ---------------------------------------------------------------- expressions
 
@@ -131,7 +130,7 @@ class Call:
         return f"({self.args[0]} {self.op} {self.args[1]})"
 
 
-Expr = Union[Col, Const, Call]
+Expr = Col | Const | Call
 
 
 def expr_slots(expr: Expr) -> set[int]:
@@ -284,7 +283,7 @@ class Aggregate:
         return "\n".join(lines)
 
 
-Step = Union[Scan, Join, Antijoin, Filter, Assign, Aggregate]
+Step = Scan | Join | Antijoin | Filter | Assign | Aggregate
 
 
 def _rel_filters(step) -> str:

@@ -29,7 +29,7 @@ import datalog
 from datalog.parser import parse
 from tests.reference import evaluate
 
-NUMBERS = range(0, 5)
+NUMBERS = range(5)
 SYMBOLS = ("a", "b", "c")
 FLOATS = (0.5, 1.0, 2.25)          # dyadic: sums are exact in any order
 INPUTS = {"e": ("number", "number"), "v": ("number",), "s": ("symbol", "number"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import datalog
-from datalog import CheckError, DatalogError, DataError, Delta, EvaluationError, ParseError
+from datalog import CheckError, DataError, DatalogError, Delta, EvaluationError, ParseError
 
 TC = """
 .decl edge(x: number, y: number)
@@ -117,10 +117,9 @@ def test_transaction_is_one_epoch(session):
 def test_transaction_rolls_back_when_the_block_raises(session):
     session.insert("edge", (1, 2))
     epoch = session.epoch
-    with pytest.raises(RuntimeError):
-        with session.transaction() as tx:
-            tx.insert("edge", (2, 3))
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), session.transaction() as tx:
+        tx.insert("edge", (2, 3))
+        raise RuntimeError("boom")
     assert tx.delta is None
     assert session.epoch == epoch
     assert session.query("path") == {(1, 2)}
@@ -158,10 +157,9 @@ def test_failed_transaction_changes_nothing_and_session_stays_usable():
     assert info.value.line == 9
     assert s.epoch == epoch and calls == []
     assert s.query("path") == {(1, 2)} and s.query("q") == {(100,)}
-    with pytest.raises(DataError):
-        with s.transaction() as tx:
-            tx.insert("edge", (4, 5))
-            tx.insert("edge", ("bad", 5))
+    with pytest.raises(DataError), s.transaction() as tx:
+        tx.insert("edge", (4, 5))
+        tx.insert("edge", ("bad", 5))
     assert s.query("path") == {(1, 2)}
     assert s.insert("edge", (2, 3)).inserted["path"] == {(2, 3), (1, 3)}
     assert len(calls) == 1

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, example, given, settings
 
 from tests.datalog.differential import programs, run_differential, transactions
 
+
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), transactions())
 @example(  # mutual recursion through two relations, retraction of a cycle edge
