@@ -30,7 +30,9 @@ def fail(error) -> "NoReturn":  # noqa: F821
                 type=click.Path(exists=True, dir_okay=False))
 @click.option("-F", "--fact-dir", type=click.Path(exists=True, file_okay=False),
               help="Read the .input relations from DIR/<relation>.facts.")
-def repl(program: str | None, fact_dir: str | None) -> None:
+@click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
+              help="Move join traces larger than N rows to Spark.")
+def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
     Reads statements from a terminal (with history and completion) or from
@@ -39,7 +41,8 @@ def repl(program: str | None, fact_dir: str | None) -> None:
     """
     from datalog.repl import run
 
-    sys.exit(run(program, fact_dir))
+    options = {} if spill_threshold is None else {"spill_threshold": spill_threshold}
+    sys.exit(run(program, fact_dir, session_options=options))
 
 
 @main.command()

@@ -55,14 +55,17 @@ Changes = dict[tuple[str, tuple], int]
 class Repl:
     """One interactive session over a program (``path``, or none: an empty
     program) and the ``.input`` facts of ``fact_dir``. Output goes to ``out``,
-    diagnostics to ``err``. Raises :class:`DatalogError` if the starting program
-    or its facts cannot be loaded."""
+    diagnostics to ``err``. ``session_options`` go to every session it makes
+    (``spill_threshold=...``). Raises :class:`DatalogError` if the starting
+    program or its facts cannot be loaded."""
 
     def __init__(self, path: str | None = None, fact_dir: str | None = None,
-                 out: IO[str] | None = None, err: IO[str] | None = None):
+                 out: IO[str] | None = None, err: IO[str] | None = None,
+                 session_options: dict | None = None):
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
         self.fact_dir = fact_dir
+        self.session_options = dict(session_options or {})
         self.lines: list[str] = []            # the session's input so far
         self.reader = StatementReader()
         self.changes: Changes = {}
@@ -300,7 +303,7 @@ class Repl:
         checked program (declarations, types, warnings) for ``text``."""
         program = datalog.Program(text.text(), REPL_PATH)
         checked = program.checked
-        session = program.session(self.fact_dir)
+        session = program.session(self.fact_dir, **self.session_options)
         if self.changes:
             with session.transaction() as tx:
                 for (relation, row), weight in self.changes.items():

@@ -28,9 +28,10 @@ _PATH_COMMAND = re.compile(r"^\s*:(load|save)\s+(\S*)$")
 
 def run(path: str | None = None, fact_dir: str | None = None,
         stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-        stderr: IO[str] | None = None) -> int:
+        stderr: IO[str] | None = None, session_options: dict | None = None) -> int:
     """Run a session over ``path`` (and ``fact_dir``) until the input ends or
-    ``:quit``; returns the exit status.
+    ``:quit``; returns the exit status. ``session_options`` go to every
+    session (``spill_threshold=...``).
 
     >>> import io
     >>> out = io.StringIO()
@@ -55,7 +56,8 @@ def run(path: str | None = None, fact_dir: str | None = None,
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     try:
-        repl = Repl(path, fact_dir, out=stdout, err=stderr)
+        repl = Repl(path, fact_dir, out=stdout, err=stderr,
+                    session_options=session_options)
     except DatalogError as error:
         stderr.write(str(error) + "\n")
         return 1

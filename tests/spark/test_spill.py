@@ -288,3 +288,21 @@ def test_spill_benchmark_on_a_tiny_graph(spark):
     in_python, in_spark = trace_rows(spilled["session"])
     memory_rows, nothing = trace_rows(memory["session"])
     assert nothing == 0 and in_spark > 0 and in_python < memory_rows
+
+
+def test_repl_with_spill_threshold(spark):
+    import io
+
+    from datalog.repl import run
+
+    script = (".decl edge(x: number, y: number)\n.decl path(x: number, y: number)\n"
+              "path(x, y) :- edge(x, y).\npath(x, z) :- path(x, y), edge(y, z).\n"
+              "edge(1, 2). edge(2, 3).\n?- path(1, x).\n-edge(1, 2).\n?- path(x, 3).\n")
+    outputs = []
+    for options in ({}, {"spill_threshold": 0}):
+        out = io.StringIO()
+        assert run(stdin=io.StringIO(script), stdout=out, stderr=out,
+                   session_options=options) == 0, out.getvalue()
+        outputs.append(out.getvalue())
+    assert outputs[1] == outputs[0]
+    assert "path(1, 3)" in outputs[0]
