@@ -338,7 +338,9 @@ class Session:
 
     def subscribe(self, relation: str, callback: Callable[[Delta], None]) -> Subscription:
         """Call ``callback(delta)`` with ``relation``'s part of every committed
-        transaction that changes it."""
+        transaction that changes it. A callback that raises does not undo the
+        transaction (it is committed by then): every other callback still runs,
+        then the first exception propagates to the caller of the transaction."""
         self._check_relation(relation)
         subscription = Subscription(self, relation, callback)
         self._subscriptions[relation].append(subscription)

@@ -261,3 +261,17 @@ def test_bad_session_options_are_datalog_errors():
     for bad in (0, -5):
         with pytest.raises(DatalogError):
             program.session(max_iterations=bad)
+
+
+def test_a_failing_subscriber_does_not_undo_the_transaction(session):
+    seen = []
+
+    def broken(delta):
+        raise ValueError("subscriber bug")
+
+    session.subscribe("path", broken)
+    session.subscribe("path", seen.append)
+    with pytest.raises(ValueError):
+        session.insert("edge", (1, 2))
+    assert session.query("path") == {(1, 2)} and len(seen) == 1
+    assert not session.insert("edge", (1, 2))        # the insert was committed
