@@ -23,10 +23,12 @@ RaSQL, SIGMOD 2019, in DataFrame terms):
   recursive rule joins are repartitioned once by the join key and cached (or
   broadcast by Spark when small), so each iteration shuffles only the delta.
 - **The accumulated relation is never re-shuffled or copied.** ``all`` is kept
-  as a union of materialised deltas, each hash-partitioned by all its columns
-  (what ``distinct`` leaves), so ``left_anti`` against it is co-partitioned and
-  adding a delta is free; every few iterations the pieces are merged so plans
-  stay small.
+  as a list of materialised deltas, each hash-partitioned by all its columns
+  (what ``distinct`` leaves); the new rows are ``left_anti``-joined with each
+  piece in turn, co-partitioned, so only the new rows move, and adding a delta
+  is free. (A union of the pieces would forget their partitioning and be
+  shuffled whole every iteration.) Every ``MAX_PIECES`` iterations the pieces
+  are merged and repartitioned once, so plans stay small.
 - **Dedupe before the anti-join**: ``distinct(new)`` shrinks the new rows first
   and partitions them like ``all``.
 - **Lineage is cut every iteration** with ``localCheckpoint`` (or a reliable
@@ -92,7 +94,7 @@ class SparkExecutor:
                 computed = {r for s in self.plan.strata for r in s.relations}
                 for name in self.plan.relations:
                     if name not in computed:
-                        self.relations[name] = self.keep(self.base(name, inputs))
+                        self.relations[name] = self.keep(self.base(name, inputs).distinct())
                 for stratum in self.plan.strata:
                     if stratum.recursive:
                         self.recursive(stratum, inputs)
@@ -114,7 +116,8 @@ class SparkExecutor:
             for i, t in enumerate(self.types[name])])
 
     def base(self, name: str, inputs: Mapping[str, object]):
-        """Facts and input rows of ``name`` (a bag)."""
+        """Facts and input rows of ``name`` (a bag: the caller takes the
+        distinct rows once, after adding its rules' rows)."""
         parts = []
         facts = self.plan.facts.get(name)
         if facts:
@@ -123,10 +126,7 @@ class SparkExecutor:
             parts.append(inputs[name])
         if not parts:
             return self.empty(name)
-        df = parts[0]
-        for part in parts[1:]:
-            df = df.unionByName(part)
-        return df.distinct()
+        return union_all(parts)
 
     def facts_frame(self, name: str, rows):
         """The facts the program states (rows of its text, not data files), as a
@@ -198,9 +198,10 @@ class SparkExecutor:
                 if name not in new:
                     delta[name] = None
                     continue
-                fresh = union_all(new[name]).distinct().join(
-                    whole[name], on=[f"c{i}" for i in range(len(self.types[name]))],
-                    how="left_anti")
+                columns = [f"c{i}" for i in range(len(self.types[name]))]
+                fresh = union_all(new[name]).distinct()
+                for piece in accumulated[name]:   # co-partitioned: no shuffle of `all`
+                    fresh = fresh.join(piece, on=columns, how="left_anti")
                 delta[name] = materialize(fresh)
             # One job per relation and iteration: computing the count fills the
             # checkpoint of the delta, which the next iteration reads.
@@ -209,7 +210,9 @@ class SparkExecutor:
                 pieces = accumulated[name]
                 pieces.append(delta[name])
                 if len(pieces) >= MAX_PIECES:
-                    accumulated[name] = [materialize(union_all(pieces))]
+                    # a union forgets its inputs' partitioning: restore it once
+                    columns = [f"c{i}" for i in range(len(self.types[name]))]
+                    accumulated[name] = [materialize(union_all(pieces).repartition(*columns))]
         self.iterations[tuple(stratum.relations)] = iteration
         for df in statics.values():
             df.unpersist()

@@ -26,7 +26,7 @@ install; pyspark is imported only when a session is asked for.
 >>> is_connect_url("sc://localhost:15002"), is_local_master("local[2]"), is_local_master("yarn")
 (True, True, False)
 >>> shuffle_partitions(4)
-8
+4
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ def is_local_master(master: str | None) -> bool:
 
 
 def shuffle_partitions(cores: int | None = None) -> int:
-    """Shuffle partitions for a local session: two per core. The default 200
-    turns every small join into hundreds of tasks; RaSQL, too, sets it to the
-    number of cores."""
-    return 2 * max(1, cores or os.cpu_count() or 1)
+    """Shuffle partitions for a local session: one per core, at least two. The
+    default 200 turns every small join into hundreds of tasks; RaSQL, too, sets
+    it to the number of cores."""
+    return max(2, cores or os.cpu_count() or 1)
 
 
 def import_pyspark():
