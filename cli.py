@@ -187,15 +187,7 @@ def plan(program: str, code: bool) -> None:
         compiled = compile_plan(Program.from_file(program).plan)
     except DatalogError as error:
         fail(error)
-    click.echo(compiled.plan.describe())
-    click.echo("\nindexes (one trace each, shared by the rules listed):")
-    click.echo(compiled.describe_indexes())
-    click.echo("\ncircuit:")
-    click.echo(compiled.circuit.describe())
-    if code:
-        click.echo("\ngenerated functions:")
-        for name, source in compiled.functions.items():
-            click.echo(source)
+    click.echo(compiled.describe(code=code))
 
 
 class _progress:

@@ -88,6 +88,24 @@ class CompiledProgram:
             lines += [f"  {rule}" for rule in rules]
         return "\n".join(lines)
 
+    def describe(self, code: bool = False) -> str:
+        """What ``datalog plan`` prints: the relational plan, the shared indexes,
+        the circuit's nodes and, with ``code``, every generated function.
+
+        >>> from datalog.api import Program
+        >>> text = ".decl e(x: number)\\n.decl p(x: number)\\np(x) :- e(x), x > 1."
+        >>> print(compile_plan(Program(text).plan).describe().split("circuit:")[1])
+        <BLANKLINE>
+        0 source arity=0 `$unit`
+        ...
+        """
+        parts = [self.plan.describe(),
+                 "\nindexes (one trace each, shared by the rules listed):",
+                 self.describe_indexes(), "\ncircuit:", self.circuit.describe()]
+        if code:
+            parts += ["\ngenerated functions:", *self.functions.values()]
+        return "\n".join(parts)
+
     def initial_batches(self) -> dict[str, dict]:
         """The batches of epoch 0 besides the inputs: the unit row and the program's
         facts (each fact weight 1)."""
@@ -103,15 +121,9 @@ def compile_plan(plan: ProgramPlan, max_iterations: int | None = None,
     bounds each child circuit's iterations per epoch; ``spill_threshold`` (rows)
     lets large traces move to Spark, where the engine supports it."""
     kwargs = {} if max_iterations is None else {"max_iterations": max_iterations}
-    if spill_threshold is not None:
-        kwargs["spill_threshold"] = spill_threshold
     try:
-        circuit = Circuit(**kwargs)
-    except TypeError:
-        raise DatalogError("spilling traces to Spark (spill_threshold) is not "
-                           "available: it needs the `spark` extra and its "
-                           "engine support") from None
-    except EngineError as error:          # max_iterations out of range
+        circuit = Circuit(spill_threshold=spill_threshold, **kwargs)
+    except EngineError as error:  # max_iterations out of range; no Spark to spill to
         raise DatalogError(str(error)) from None
     compiler = _Compiler(plan, circuit)
     compiler.build()
