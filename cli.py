@@ -7,6 +7,7 @@ what it gets back. Exit codes: 0 ok, 1 a program or data error, 2 usage.
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
 
@@ -19,7 +20,7 @@ def main() -> None:
     """An incremental Datalog engine for the Soufflé dialect."""
 
 
-def fail(error) -> "NoReturn":  # noqa: F821
+def fail(error) -> NoReturn:
     """Print a DatalogError's text on standard error and exit 1."""
     click.echo(str(error), err=True)
     sys.exit(1)
