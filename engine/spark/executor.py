@@ -20,8 +20,9 @@ What keeps an iteration cheap (the lessons of BigDatalog, SIGMOD 2016, and
 RaSQL, SIGMOD 2019, in DataFrame terms):
 
 - **Static relations never move.** The relations of earlier strata that a
-  recursive rule joins are repartitioned once by the join key and cached (or
-  broadcast by Spark when small), so each iteration shuffles only the delta.
+  recursive rule joins are repartitioned and sorted once by the join key and
+  cached (or broadcast by Spark when small), so each iteration shuffles and
+  sorts only the delta.
 - **The accumulated relation is never re-shuffled or copied.** ``all`` is kept
   as a list of materialised deltas, each hash-partitioned by all its columns
   (what ``distinct`` leaves); the new rows are ``left_anti``-joined with each
@@ -232,7 +233,9 @@ class SparkExecutor:
                     if key not in statics:
                         df = self.relations[step.relation]
                         cols = [F().col(f"c{c}") for c in step.key_columns()]
-                        statics[key] = df.repartition(*cols).cache()
+                        # partitioned and sorted by the key: a sort-merge join
+                        # then moves and sorts only the delta side
+                        statics[key] = df.repartition(*cols).sortWithinPartitions(*cols).cache()
                         self.cached.append(statics[key])
         return statics  # filled by the first iteration that reads them
 
