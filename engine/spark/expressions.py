@@ -100,7 +100,14 @@ def literal(value, type_: str):
 
 
 def type_of(expr: Expr, scope: Scope, hint: str | None = None) -> str:
-    """The primitive type of ``expr``'s value (``hint`` types bare constants)."""
+    """The primitive type of ``expr``'s value (``hint`` types bare constants).
+
+    >>> scope = Scope(("s0", "s1"), ("unsigned", "symbol"))
+    >>> type_of(Call("+", (Col(0), Const(1)), ("unsigned", "unsigned")), scope)
+    'unsigned'
+    >>> type_of(Call("strlen", (Col(1),), ("symbol",)), scope), type_of(Const(2.5), scope)
+    ('number', 'float')
+    """
     if isinstance(expr, Col):
         return scope.types[expr.index]
     if isinstance(expr, Const):
