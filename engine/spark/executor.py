@@ -307,7 +307,15 @@ def translate(exc: BaseException) -> SparkEngineError:
     error = explain(exc)
     if error is not None:
         return error
-    text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+    lines = (str(exc).strip() or type(exc).__name__).splitlines()
+    text = lines[0]
+    # py4j puts the Java exception on a line of its own: ": java.lang....: why"
+    cause = next((line[2:] for line in lines[1:] if line.startswith(": ")), None)
+    if cause is not None:
+        text = f"{text} {cause}"
+    if "OutOfMemoryError" in text or (type(exc).__module__.startswith("py4j")
+                                      and cause is None):
+        text += " (if the JVM ran out of memory, give it more with spark.driver.memory)"
     return SparkEngineError(f"Spark failed: {text}")
 
 

@@ -62,6 +62,21 @@ def shuffle_partitions(cores: int | None = None) -> int:
     return max(2, cores or os.cpu_count() or 1)
 
 
+def driver_memory(total_bytes: int | None = None) -> str:
+    """The JVM heap of a local session: a quarter of the machine's memory,
+    between 1 and 16 GiB.
+
+    >>> driver_memory(24 * 2**30), driver_memory(2 * 2**30), driver_memory(256 * 2**30)
+    ('6g', '1g', '16g')
+    """
+    if total_bytes is None:
+        try:
+            total_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            total_bytes = 4 * 2**30
+    return f"{min(16, max(1, total_bytes // 4 // 2**30))}g"
+
+
 def import_pyspark():
     """The ``pyspark.sql`` module, or :class:`SparkUnavailableError` saying what
     to install."""
@@ -112,6 +127,9 @@ def get_session(master: str | None = None, *, spark: Any = None,
                 "spark.driver.host": LOOPBACK,
                 "spark.sql.shuffle.partitions": str(shuffle_partitions()),
                 "spark.default.parallelism": str(shuffle_partitions()),
+                # executors are threads of the driver's JVM: its default 1g
+                # heap holds little of a relation of millions of rows
+                "spark.driver.memory": driver_memory(),
             })
     if checkpoint_dir:
         settings["spark.checkpoint.dir"] = checkpoint_dir
