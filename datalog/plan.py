@@ -69,12 +69,13 @@ def plan_program(checked) -> ProgramPlan:
         relations[decl.name] = RelationPlan(
             decl.name, tuple(a.name for a in decl.attributes), tuple(types[decl.name]))
     facts: dict[str, set] = {}
+    sources = _sources(program)
     for fact in program.facts:
-        row = fact_row(fact.atom, types[fact.atom.relation])
+        row = fact_row(fact.atom, types[fact.atom.relation], sources)
         facts.setdefault(fact.atom.relation, set()).add(row)
     strata = []
     for stratum in checked.strata:
-        rules = tuple(plan_clause(head, body, types, _sources(program))
+        rules = tuple(plan_clause(head, body, types, sources)
                       for head, body in stratum.clauses)
         if rules:
             strata.append(StratumPlan(tuple(stratum.relations), stratum.recursive, rules))
@@ -94,18 +95,57 @@ def _sources(program: ast.Program) -> dict[str, str]:
     return dict(program.sources)
 
 
-def fact_row(atom: ast.Atom, types: tuple[str, ...]) -> tuple:
-    """The row a fact states: each argument a constant expression, evaluated with
-    Soufflé's semantics and converted to its column's type."""
-    from datalog.expressions import evaluate
+def fact_row(atom: ast.Atom, types: tuple[str, ...],
+             sources: dict[str, str] | None = None) -> tuple:
+    """The row a fact states (a program's or one the REPL asserts).
 
-    lowering = _Pipeline({}, {})
-    row = []
-    for term, column_type in zip(atom.args, types):
-        expr, _ = lowering.expr(term, column_type)
+    >>> from datalog.parser import parse
+    >>> atom = parse("f(3 / 2, 1 + 2).").facts[0].atom
+    >>> fact_row(atom, ("float", "number"))
+    (1.5, 3)
+    """
+    return tuple(fact_value(term, column_type, sources or {})
+                 for term, column_type in zip(atom.args, types))
+
+
+def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
+    """The value of a constant expression in a column of ``column_type``, with
+    Soufflé's semantics: a bare numeric constant takes the column's type (``3 / 2``
+    is ``1.5`` in a ``float`` column). A term that is not a constant expression,
+    ``range`` (several values) and a failing functor (division by zero) are
+    each a :class:`~datalog.errors.CheckError` at the term."""
+    from datalog.expressions import evaluate
+    from datalog.functors import FunctorError
+
+    if isinstance(term, ast.Constant):     # the common case, fast for large fact lists
+        return float(term.value) if column_type == "float" else term.value
+    problem = _not_constant(term)
+    if problem is not None:
+        message, span, hint = problem
+        raise CheckError([Diagnostic("error", message, span, hint)], sources)
+    expr, _ = _Pipeline({}, sources).expr(term, column_type)
+    try:
         value = evaluate(expr, ())
-        row.append(float(value) if column_type == "float" else value)
-    return tuple(row)
+    except FunctorError as exc:   # division by zero, to_number("x"), ...
+        message = exc.diagnostics[0].message if exc.diagnostics else str(exc)
+        raise CheckError([Diagnostic("error", message, term.span)], sources) from None
+    return float(value) if column_type == "float" else value
+
+
+def _not_constant(term: ast.Term) -> tuple[str, ast.Span, str | None] | None:
+    """Why ``term`` is not one constant value: (message, place, hint), or None."""
+    if isinstance(term, ast.Constant):
+        return None
+    if isinstance(term, (ast.BinaryOp, ast.UnaryOp, ast.Functor)):
+        if isinstance(term, ast.Functor) and term.name == "range":
+            return ("`range` yields several values; assert one fact per value",
+                    term.span, None)
+        parts = ((term.left, term.right) if isinstance(term, ast.BinaryOp)
+                 else (term.operand,) if isinstance(term, ast.UnaryOp) else term.args)
+        return next(filter(None, map(_not_constant, parts)), None)
+    return ("a fact's arguments must be constants", term.span,
+            "queries are written `?- relation(x, ...)`"
+            if isinstance(term, (ast.Variable, ast.Wildcard)) else None)
 
 
 def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],

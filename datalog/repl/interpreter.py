@@ -42,7 +42,8 @@ from datalog import ast
 from datalog.check import check
 from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, ParseError
 from datalog.parser import parse
-from datalog.repl.facts import Pattern, fact_row
+from datalog.plan import fact_row
+from datalog.repl.facts import Pattern
 from datalog.repl.program import REPL_PATH, ProgramText
 from datalog.repl.render import format_change, format_fact, format_ms, plural, sort_key
 from datalog.repl.statements import Statement, StatementReader

@@ -106,3 +106,22 @@ def test_ungrounded_variables_are_check_errors():
 def test_filter_steps_are_filters():
     r = rule('out(x, x) :- v(x), x != 2.')
     assert isinstance(r.steps[1], Filter)
+
+
+def test_a_fact_is_evaluated_in_its_columns_type():
+    plan = plan_program(load(DECLS + "fo(3 / 2). fo(1.5 + 1). v(7 - 2 * 3)."))
+    assert plan.facts["fo"] == {(1.5,), (2.5,)} and plan.facts["v"] == {(1,)}
+
+
+@pytest.mark.parametrize(("fact", "term", "message"), [
+    ("fo(range(1, 3)).", "range(1, 3)", "`range` yields several values"),
+    ("v(1 + range(1, 3)).", "range(1, 3)", "`range` yields several values"),
+    ("v(2 * (1 / 0)).", "2 * (1 / 0)", "division by zero"),   # the argument
+])
+def test_a_fact_that_is_not_one_value_is_an_error_at_its_term(fact, term, message):
+    with pytest.raises(CheckError) as caught:
+        plan_program(load(DECLS + fact))
+    (diagnostic,) = caught.value.diagnostics
+    assert message in diagnostic.message
+    assert (diagnostic.span.line, diagnostic.span.column) == (DECLS.count("\n") + 1,
+                                                              fact.index(term) + 1)

@@ -60,3 +60,12 @@ def test_a_value_out_of_its_columns_range_is_reported_at_the_statement():
     assert text.count("error:") == 2
     assert "<repl>:2:" in text and "<repl>:3:" in text
     assert repl.session.query("person") == frozenset()
+
+
+def test_asserted_facts_and_query_constants_are_evaluated_as_program_facts():
+    out = io.StringIO()
+    repl = Repl(str(DATA / "people.dl"), out=out, err=out)
+    repl.feed_lines(['person("x", 3 - 1, 3 / 2).', '?- person(_, _, 6 / 4).'])
+    assert not repl.failed
+    assert repl.session.query("person") == {("x", 2, 1.5)}
+    assert out.getvalue().splitlines()[-2:] == ['person("x", 2, 1.5)', "1 row"]
