@@ -56,6 +56,7 @@ class BaseCircuit:
         self.nodes: list[Node] = []
         self.node: ChildNode | None = None  # this circuit's node in its parent
         self.order: list[Node] = []
+        self.evaluated: list[Node] = []  # the order without do-nothing evaluates
         self.memo: dict = {}  # (node id, key spec) -> IndexedStream; shared traces
 
     @property
@@ -138,6 +139,11 @@ class BaseCircuit:
                 lines.append(f"{indent}n{'_'.join(map(str, other.global_id))} -> {name} "
                              f"[style={style}];")
         return lines
+
+
+def _overrides(node: Node, method: str) -> bool:
+    """Whether ``node``'s ``method`` is more than the do-nothing ``Node`` one."""
+    return getattr(getattr(node, method), "__func__", None) is not getattr(Node, method)
 
 
 def _dot_escape(text: str) -> str:
@@ -240,7 +246,7 @@ class ChildCircuit(BaseCircuit):
 
     def run_epoch(self) -> None:
         """Iterate this epoch to a fixed point (module docstring)."""
-        order, stoppers, holders = self.order, self.stoppers, self.holders
+        order, stoppers, holders = self.evaluated, self.stoppers, self.holders
         exports = self.exports
         limit = self.max_iterations
         i = 0
@@ -300,6 +306,10 @@ class Circuit(BaseCircuit):
         self.sources: dict[str, Source] = {}
         self.sinks: dict[str, Sink] = {}
         self.all_nodes: list[Node] = []
+        # the nodes whose clock_start / clock_stop do something (the rest are
+        # skipped: a small update pays for the nodes it touches)
+        self.starting: list[Node] = []
+        self.stopping: list[Node] = []
 
     def source(self, name: str, arity: int | None = None, label: str = ""):
         """A Source node for the input relation ``name``; returns its Stream."""
@@ -360,6 +370,7 @@ class Circuit(BaseCircuit):
         live -= fused
         for circuit in circuits:
             circuit.order = _topological_order(circuit, live)
+            circuit.evaluated = [n for n in circuit.order if _overrides(n, "evaluate")]
             if isinstance(circuit, ChildCircuit):
                 circuit.stoppers = [n for n in circuit.order if n.iteration_hook]
                 circuit.holders = [n for n in circuit.order if n.may_hold_work]
@@ -369,6 +380,8 @@ class Circuit(BaseCircuit):
         if self.spill_threshold is not None:
             from engine.spark.spill import spill_traces
             spill_traces(self.all_nodes, self.spill_threshold)
+        self.starting = [n for n in self.all_nodes if _overrides(n, "clock_start")]
+        self.stopping = [n for n in self.all_nodes if _overrides(n, "clock_stop")]
         self.finalized = True
 
     @staticmethod
@@ -414,10 +427,10 @@ class Circuit(BaseCircuit):
         nodes = self.all_nodes
         e = self.epoch
         try:
-            for node in nodes:
+            for node in self.starting:
                 node.clock_start(0, e)
             node = None
-            for node in self.order:
+            for node in self.evaluated:
                 node.evaluate(0)
         except BaseException as error:
             for other in nodes:
@@ -429,7 +442,7 @@ class Circuit(BaseCircuit):
             raise OperatorError(label, error) from error
         result = {name: sink.delta if type(sink.delta) is ZSet else ZSet(sink.delta)
                   for name, sink in self.sinks.items()}
-        for node in nodes:
+        for node in self.stopping:
             node.clock_stop(0, e)
         self.epoch = e + 1
         self._clear()
