@@ -234,17 +234,6 @@ def test_aggregates_of_empty_groups():
     assert d.retracted["low"] == {("a", 1)} and s.query("stats") == {("a", 0, 0)}
 
 
-def test_spill_threshold_is_reserved_or_wired():
-    program = datalog.Program(TC)
-    try:
-        s = program.session(spill_threshold=10)
-    except DatalogError as error:
-        assert "spill" in str(error)
-    else:
-        s.insert("edge", (1, 2))
-        assert s.query("path") == {(1, 2)}
-
-
 def test_derived_relations_take_inserted_rows_too(session):
     session.insert("edge", (1, 2))
     delta = session.insert("path", (1, 2), (7, 8))        # (1, 2) is derived already
