@@ -217,12 +217,15 @@ class Export(Node):
         self.acc: dict = {}
 
     def accumulate(self) -> None:
-        batch = self.reads[0].out
+        inner = self.reads[0]
+        batch = inner.out
         if batch:
-            if self.acc:
-                add_into(self.acc, batch)
-            else:
+            if not self.acc:
                 self.acc = ZSet(batch)
+            elif getattr(inner, "fresh", False):  # rows not emitted before this epoch
+                self.acc.update(batch)
+            else:
+                add_into(self.acc, batch)
 
     def evaluate(self, i: int) -> None:
         self.out = self.acc or EMPTY

@@ -75,6 +75,9 @@ class DistinctTraceNode(Node):
         self.trace = ZSetTrace(nested=True)
         self.scheduled: dict = {}
         self.heap: list = []
+        # True when no row of ``out`` was in this epoch's trace before: none was
+        # emitted earlier in the epoch, so an Export adds ``out`` without lookups
+        self.fresh = False
 
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
@@ -86,9 +89,11 @@ class DistinctTraceNode(Node):
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
             self.trace.commit()
+            self.fresh = False
 
     def rollback(self) -> None:
         self.scheduled, self.heap = {}, []
+        self.fresh = False
         self.trace.rollback()
 
     def evaluate(self, i: int) -> None:
@@ -104,8 +109,9 @@ class DistinctTraceNode(Node):
             self.out = EMPTY
             return
         trace = self.trace
+        self.fresh = False
         if rows is batch and not trace.past:
-            self.out = self._no_past(batch, trace, i)
+            self.out, self.fresh = self._no_past(batch, trace, i)
             return
         cur = trace.cur
         past_get, cur_get = trace.past.get, cur.get
@@ -170,14 +176,15 @@ class DistinctTraceNode(Node):
         self.out = out or EMPTY
 
     @staticmethod
-    def _no_past(batch: dict, trace: ZSetTrace, i: int) -> dict:
+    def _no_past(batch: dict, trace: ZSetTrace, i: int) -> tuple[dict, bool]:
         """The formula when no earlier epoch left anything (w1 = w2 = 0; e.g. the
         bulk load): ``[w3 + w > 0] - [w3 > 0]``; appends the batch to the trace
-        in the same pass."""
+        in the same pass. Also returns whether every row was new to the epoch."""
         cur = trace.cur
         cur_get = cur.get
         unit = (1 << SHIFT) | i
         out = {}
+        fresh = True
         for row, w in batch.items():
             h = cur_get(row)
             if h is None:
@@ -185,6 +192,7 @@ class DistinctTraceNode(Node):
                 if w > 0:
                     out[row] = 1
                 continue
+            fresh = False
             w3 = h >> SHIFT if type(h) is int else sum(h.values())
             delta = (w3 + w > 0) - (w3 > 0)
             if delta:
@@ -194,7 +202,7 @@ class DistinctTraceNode(Node):
                 del cur[row]
             else:
                 cur[row] = h
-        return out or EMPTY
+        return out or EMPTY, fresh
 
     def describe_args(self) -> str:
         return "distinct_trace"

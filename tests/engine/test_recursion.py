@@ -229,3 +229,34 @@ def test_negation_of_a_lower_stratum_inside_recursion(seed):
         circuit.step(batch)
         expected = reach_scratch(facts["start"], facts["edge"], facts["blocked"])
         assert circuit.collection("reach") == {r: 1 for r in expected}
+
+
+@pytest.mark.parametrize("back", [None, (6, 2), (9, 0)])
+def test_bulk_load_exports_each_path_once(back):
+    """The first epoch's export adds fresh distinct output without lookups; rows
+    derived again at later iterations (a cycle) must still come out once."""
+    edges = {(i, i + 1): 1 for i in range(9)}
+    if back is not None:
+        edges[back] = 1
+    delta = transitive_closure().step({"edge": edges})["path"]
+    assert delta == {p: 1 for p in closure(set(edges))}
+
+
+def test_first_epoch_retraction_inside_the_fixed_point():
+    """A row the first epoch emits at iteration 0 and retracts at iteration 4
+    (a counter reaching 3 negates it) cancels in the export: its second output
+    is not fresh, so it is added, not written over."""
+    circuit = Circuit()
+    seed = circuit.source("seed", arity=2)
+    with circuit.child("count") as child:
+        start = child.import_(seed)
+        fb = child.feedback("rows", arity=2)
+        step = fb.stream.filter(lambda t: t[0] == "c" and t[1] < 3).map(
+            lambda t: ("c", t[1] + 1))
+        kill = fb.stream.filter(lambda t: t == ("c", 3)).map(lambda t: ("r", 0)).negate()
+        rows = start.plus(step, kill).distinct()
+        fb.connect(rows)
+        out = child.export(rows)
+    circuit.output("rows", out)
+    delta = circuit.step({"seed": {("r", 0): 1, ("c", 0): 1}})["rows"]
+    assert delta == {("c", n): 1 for n in range(4)}
