@@ -181,14 +181,14 @@ class DistinctTraceNode(Node):
         bulk load): ``[w3 + w > 0] - [w3 > 0]``; appends the batch to the trace
         in the same pass. Also returns whether every row was new to the epoch."""
         cur = trace.cur
-        cur_get = cur.get
-        unit = (1 << SHIFT) | i
+        setdefault = cur.setdefault  # one probe of the (large) trace per row
+        unit = (1 << SHIFT) | i  # an int object made here: no stored history is it
         out = {}
         fresh = True
         for row, w in batch.items():
-            h = cur_get(row)
-            if h is None:
-                cur[row] = unit if w == 1 else (w << SHIFT) | i
+            new = unit if w == 1 else (w << SHIFT) | i
+            h = setdefault(row, new)
+            if h is new:  # the row had no history in this epoch: now it has
                 if w > 0:
                     out[row] = 1
                 continue
