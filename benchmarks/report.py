@@ -8,9 +8,9 @@ peer's median time for the same update (from scratch, unless the peer is
 incremental) over the engine's median.
 
 >>> seconds(0.000123), seconds(1.5), seconds(None)
-('0.123 ms', '1.50 s', '—')
+('0.123 ms', '1.5 s', '—')
 >>> milliseconds(0.0004), ratio(3.0, 1.5), ratio(None, 1)
-('0.40', '2.0×', '—')
+('0.40', '2×', '—')
 """
 
 from __future__ import annotations

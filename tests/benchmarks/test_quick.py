@@ -153,3 +153,14 @@ def test_only_selects_workloads_by_prefix_and_peers_by_name():
     assert chosen == suite and peers == list(PEERS)
     with pytest.raises(SystemExit, match="no workload or peer named nope"):
         select(["nope"], suite)
+
+
+@pytest.mark.parametrize("module", ["benchmarks.workloads", "benchmarks.measure",
+                                    "benchmarks.runner", "benchmarks.report",
+                                    "benchmarks.peers.python_loop"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    failed, attempted = doctest.testmod(importlib.import_module(module))
+    assert attempted > 0 and failed == 0
