@@ -481,13 +481,15 @@ class SparkPart:
         data = [table.column(name).to_pylist() for name in self._names()]
         values = (list(zip(*data[:self.arity])) if self.arity
                   else [()] * table.num_rows)
-        stored = list(zip(*data[self.arity:])) if len(data) > self.arity else None
+        # Key columns, when the key is not a selection of value columns; a key of
+        # no columns (an antijoin like `!v(_)`) is the empty tuple on every row.
+        stored = (list(zip(*data[self.arity:])) if len(data) > self.arity
+                  else [()] * table.num_rows)
         epochs, iterations, weights = (table.column(c).to_pylist()
                                        for c in (EPOCH, ITERATION, WEIGHT))
         key_of = self._key_of
         for n, value in enumerate(values):
-            yield (key_of(value, stored[n] if stored is not None else None), value,
-                   epochs[n], iterations[n], weights[n])
+            yield key_of(value, stored[n]), value, epochs[n], iterations[n], weights[n]
 
     def _stores(self, table, epoch: int, wanted):
         cur: dict = {}

@@ -253,6 +253,21 @@ r0(a, x) :- s(a, x), e(x, y), !v(y).
     assert run_differential(text, txs, spill_threshold=0) == 4
 
 
+def test_differential_key_of_no_columns_spilled(spark):
+    # Found by the random test below (seed 1): `!v(_)` indexes both sides by the
+    # empty key, which a spilled trace stores in no column at all.
+    text = """.decl e(c0: number, c1: number)
+.decl v(c0: number)
+.decl r0(c0: number)
+.decl r1(c0: number, c1: number)
+r0(0) :- e(0, 0).
+r1(0, 0) :- e(0, _), !v(_).
+"""
+    txs = [[("insert", "e", (0, 0))], [("insert", "v", (0,))], [("insert", "e", (0, 1))],
+           [("retract", "v", (0,))]]
+    assert run_differential(text, txs, spill_threshold=0) == 4
+
+
 @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), transactions(max_transactions=4))
 def test_differential_random_programs_spilled(spark, text, txs):
