@@ -229,3 +229,18 @@ def differential_test(max_examples: int = 400, **session_options):
         run_differential(text, txs, **session_options)
 
     return test
+
+
+# A pinned case: mutual recursion through two relations, a cycle edge retracted.
+MUTUAL_RECURSION = """.decl e(c0: number, c1: number)
+.decl v(c0: number)
+.decl s(c0: symbol, c1: number)
+.decl r0(c0: number, c1: number)
+.decl r1(c0: number, c1: number)
+r0(x, y) :- e(x, y).
+r0(x, z) :- r1(x, y), e(y, z).
+r1(x, y) :- r0(x, y), !v(x).
+"""
+MUTUAL_RECURSION_TXS = [
+    [("insert", "e", (0, 1)), ("insert", "e", (1, 0))], [("insert", "v", (1,))],
+    [("retract", "e", (1, 0))], [("retract", "v", (1,)), ("retract", "v", (3,))]]

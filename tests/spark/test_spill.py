@@ -23,7 +23,13 @@ from engine.errors import OperatorError
 from engine.operators.join import JoinNode, NestedJoinNode, TraceNode
 from engine.spark.spill import SpillError, SpillingTrace, check_spilling, spill_traces
 from engine.trace import Trace
-from tests.datalog.differential import programs, run_differential, transactions
+from tests.datalog.differential import (
+    MUTUAL_RECURSION,
+    MUTUAL_RECURSION_TXS,
+    programs,
+    run_differential,
+    transactions,
+)
 from tests.engine.harness import Holder, place, run_nested, run_root
 
 EPOCHS, ITERATIONS = 3, 4
@@ -220,21 +226,8 @@ def test_check_spilling_without_java(monkeypatch):
 
 # -- the compiler's differential tests, every trace spilled ---------------------
 
-MUTUAL_RECURSION = """.decl e(c0: number, c1: number)
-.decl v(c0: number)
-.decl s(c0: symbol, c1: number)
-.decl r0(c0: number, c1: number)
-.decl r1(c0: number, c1: number)
-r0(x, y) :- e(x, y).
-r0(x, z) :- r1(x, y), e(y, z).
-r1(x, y) :- r0(x, y), !v(x).
-"""
-
-
 def test_differential_mutual_recursion_spilled(spark):
-    txs = [[("insert", "e", (0, 1)), ("insert", "e", (1, 0))], [("insert", "v", (1,))],
-           [("retract", "e", (1, 0))], [("retract", "v", (1,)), ("retract", "v", (3,))]]
-    assert run_differential(MUTUAL_RECURSION, txs, spill_threshold=0) == 4
+    assert run_differential(MUTUAL_RECURSION, MUTUAL_RECURSION_TXS, spill_threshold=0) == 4
 
 
 def test_differential_symbols_and_aggregates_spilled(spark):
