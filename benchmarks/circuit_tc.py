@@ -3,7 +3,7 @@ Python semi-naive loop measured in the same run.
 
     python -m benchmarks.circuit_tc                 # 2,000-node chain: 1,999,000 paths
     python -m benchmarks.circuit_tc --nodes 500     # a quick look
-    python benchmarks/circuit_tc.py --profile       # cProfile of the circuit's batch
+    python -m benchmarks.circuit_tc --profile       # cProfile of the circuit's batch
 
 For each side it prints:
 
@@ -40,6 +40,8 @@ import subprocess
 import sys
 import time
 
+from benchmarks.tc import seminaive
+
 
 def build_circuit():
     from engine import Circuit
@@ -56,24 +58,6 @@ def build_circuit():
         path = child.export(new)
     circuit.output("path", path)
     return circuit
-
-
-def seminaive(edges) -> set:
-    """The closure by a plain semi-naive loop over a successor index."""
-    successors: dict = {}
-    for x, y in edges:
-        successors.setdefault(x, []).append(y)
-    paths = set(edges)
-    delta = paths
-    while delta:
-        new = set()
-        for x, y in delta:
-            for z in successors.get(y, ()):
-                if (x, z) not in paths:
-                    new.add((x, z))
-        paths |= new
-        delta = new
-    return paths
 
 
 def peak_mib(baseline_kib: int) -> float:
