@@ -66,3 +66,11 @@ class OperatorError(EngineError):
 class BuildError(EngineError):
     """The circuit was put together wrongly (a stream used outside its circuit, a
     feedback never connected, a node added after the first step, ...)."""
+
+
+class SparkUnavailableError(EngineError):
+    """pyspark, or the Java runtime it needs, is missing or cannot start (a trace
+    cannot spill, a Spark session cannot be made); ``str()`` says what to install."""
+
+    def __str__(self) -> str:
+        return f"error: {self.args[0]}"

@@ -6,8 +6,6 @@ text the command line prints. Exceptions that Spark raises (a failing job, an
 expression error such as a division by zero) are translated at the executor's
 boundary by :func:`explain`; nothing from pyspark leaks out untranslated.
 
->>> str(SparkUnavailableError("pyspark is not installed"))
-'error: pyspark is not installed'
 >>> str(FactFileError("facts/edge.facts", 3, "expected 2 columns, found 1"))
 'facts/edge.facts:3: error: expected 2 columns, found 1'
 """
@@ -28,10 +26,6 @@ class SparkEngineError(EngineError):
 
     def __str__(self) -> str:
         return f"error: {self.message}"
-
-
-class SparkUnavailableError(SparkEngineError):
-    """pyspark, or the Java runtime it needs, is missing or cannot start."""
 
 
 class FactFileError(SparkEngineError):

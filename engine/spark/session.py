@@ -20,7 +20,7 @@ An application that already has a session hands it in (``spark=``) and keeps
 control of it: it is used as it is and never stopped here.
 
 Without pyspark or Java, :func:`get_session` raises
-:class:`~engine.spark.errors.SparkUnavailableError` whose text says what to
+:class:`~engine.errors.SparkUnavailableError` whose text says what to
 install; pyspark is imported only when a session is asked for.
 
 >>> is_connect_url("sc://localhost:15002"), is_local_master("local[2]"), is_local_master("yarn")
@@ -37,7 +37,7 @@ import tempfile
 from collections.abc import Mapping
 from typing import Any
 
-from engine.spark.errors import SparkUnavailableError
+from engine.errors import SparkUnavailableError
 
 DEFAULT_MASTER = "local[*]"
 LOOPBACK = "127.0.0.1"

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from engine.errors import EngineError
 from engine.operators.join import JoinNode, TraceNode
-from engine.spark.errors import SparkUnavailableError
+from engine.errors import SparkUnavailableError
 from engine.spark.session import INSTALL_HINT, _require_java, get_session, import_pyspark
 from engine.trace import Trace, history_items
 

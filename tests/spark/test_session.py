@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli import main
-from engine.spark.errors import SparkUnavailableError
+from engine.errors import SparkUnavailableError
 from engine.spark.session import get_session
 
 ROOT = Path(__file__).resolve().parents[2]
