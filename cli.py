@@ -58,7 +58,7 @@ def check(program: str, fmt: str) -> None:
     """
     import json
 
-    from datalog.frontend import diagnose_file
+    from datalog.analysis.frontend import diagnose_file
 
     diagnostics, sources = diagnose_file(program)
     n_errors = sum(d.severity == "error" for d in diagnostics)
@@ -87,13 +87,13 @@ def graph(program: str, circuit: bool) -> None:
     dotted, and red marks an edge that makes the program unstratifiable.
     Render with e.g. `datalog graph prog.dl | dot -Tsvg > prog.svg`.
     """
-    from datalog.dot import precedence_dot
+    from datalog.analysis.dot import precedence_dot
     from datalog.errors import DatalogError
-    from datalog.parser import parse_file
+    from datalog.syntax.parser import parse_file
 
     if circuit:
         from datalog.api import Program
-        from datalog.compile import compile_plan
+        from datalog.backends.circuit.compile import compile_plan
 
         try:
             compiled = compile_plan(Program.from_file(program).plan)
@@ -134,7 +134,7 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     status: 0 ok, 1 a program or data error, 2 a usage error.
     """
     from datalog.errors import DatalogError
-    from datalog.io import write_files
+    from datalog.plan.io import write_files
     from datalog.runner import run_file
 
     if engine == "spark":
@@ -161,7 +161,7 @@ def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: 
     from datalog.api import Program
     from datalog.errors import DatalogError
     from engine.errors import EngineError
-    from engine.spark.runner import run_on_spark
+    from datalog.backends.spark.run import run_on_spark
 
     try:
         plan = Program.from_file(program).plan
@@ -181,7 +181,7 @@ def plan(program: str, code: bool) -> None:
     """Print how PROGRAM is evaluated: each rule's join order, keys and filters
     (the relational plan), then the circuit's nodes with the rule each serves."""
     from datalog.api import Program
-    from datalog.compile import compile_plan
+    from datalog.backends.circuit.compile import compile_plan
     from datalog.errors import DatalogError
 
     try:

@@ -14,7 +14,7 @@ evaluate ``path`` from that file and count it (``.printsize path``):
 - ``local``: ``datalog.Program(...).session(fact_dir=...)`` in a child process
   (its own memory; killed after ``--local-timeout`` seconds); wall time and the
   child's peak RSS;
-- ``spark``: :func:`engine.spark.runner.run_on_spark` on one local session
+- ``spark``: :func:`datalog.backends.spark.run.run_on_spark` on one local session
   (``local[*]``; its start-up time is printed once, apart), wall time and the
   number of semi-naive iterations.
 
@@ -84,7 +84,7 @@ def run_local(directory: str, timeout: float):
 def run_spark(spark, directory: str):
     """(seconds, paths, iterations) of the Spark engine."""
     import datalog
-    from engine.spark.runner import run_on_spark
+    from datalog.backends.spark.run import run_on_spark
 
     plan = datalog.Program(PROGRAM).plan
     start = time.perf_counter()

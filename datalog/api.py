@@ -33,12 +33,12 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping
 
-from datalog.compile import UNIT, compile_plan
+from datalog.backends.circuit.compile import UNIT, compile_plan
 from datalog.errors import DataError, DatalogError, Diagnostic, EvaluationError, did_you_mean
-from datalog.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
-from datalog.io import check_io, input_path, read_facts
-from datalog.pattern import parse_pattern
-from datalog.plan import plan_program
+from datalog.plan.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
+from datalog.plan.io import check_io, input_path, read_facts
+from datalog.plan.query import parse_pattern
+from datalog.plan.lower import plan_program
 from engine import EngineError, IterationLimitError
 
 _EMPTY: frozenset = frozenset()
@@ -50,7 +50,7 @@ class Program:
     :class:`~datalog.errors.ParseError` / :class:`~datalog.errors.CheckError`."""
 
     def __init__(self, text: str, path: str | None = None):
-        from datalog.frontend import load
+        from datalog.analysis.frontend import load
 
         self.path = path
         self.checked = load(text, path if path is not None else "<string>")
@@ -59,7 +59,7 @@ class Program:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> Program:
         """The program in the file at ``path`` (``#include`` relative to it)."""
-        from datalog.frontend import load_file
+        from datalog.analysis.frontend import load_file
 
         program = cls.__new__(cls)
         program.path = os.fspath(path)

@@ -12,7 +12,7 @@ Every error the library raises is a :class:`DatalogError` (or a subclass); its
 ``str()`` is that same text, and it carries the first diagnostic's ``path``,
 ``line`` and ``column`` for tools.
 
->>> from datalog.ast import Span
+>>> from datalog.syntax.ast import Span
 >>> d = Diagnostic("error", "undefined relation `edg`", Span("p.dl", 1, 15, 1, 18),
 ...                hint="did you mean `edge`?")
 >>> print(d.format({"p.dl": "path(x, y) :- edg(x, y)."}))
@@ -28,7 +28,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from datalog.ast import Span
+from datalog.syntax.ast import Span
 
 
 @dataclass(frozen=True)

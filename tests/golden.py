@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from datalog.errors import DatalogError
-from datalog.frontend import diagnose_file, load_file
+from datalog.analysis.frontend import diagnose_file, load_file
 
 ROOT = Path(__file__).parent
 KINDS = ("parse", "check", "stratify")

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datalog.ast import Atom, Program
-from datalog.parser import parse, parse_file
+from datalog.syntax.ast import Atom, Program
+from datalog.syntax.parser import parse, parse_file
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
 REGENERATE = bool(os.environ.get("DATALOG_REGEN"))

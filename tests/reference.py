@@ -1,7 +1,7 @@
 """A small from-scratch Datalog evaluator: the oracle the engine is tested against.
 
 It shares nothing with the engine and very little with the front end (only the AST
-and the operator tables of :mod:`datalog.functors`, which *define* what operators
+and the operator tables of :mod:`datalog.plan.functors`, which *define* what operators
 mean); it computes its own strata, its own types and evaluates naively, so that a
 bug in the compiler, the circuits or the stratifier cannot hide in both. Clarity
 over speed: it is meant for programs of test size (up to a few thousand tuples).
@@ -30,7 +30,7 @@ Semantics (Soufflé's, as the engine implements them):
   ``float`` ``x`` the ``1`` is ``1.0``; a head column declared ``float`` stores
   floats.
 
->>> from datalog.parser import parse
+>>> from datalog.syntax.parser import parse
 >>> program = parse('''
 ...     .decl edge(x: number, y: number)
 ...     .decl path(x: number, y: number)
@@ -49,7 +49,7 @@ from typing import Any
 
 import networkx as nx
 
-from datalog.ast import (
+from datalog.syntax.ast import (
     Aggregate,
     Atom,
     BinaryOp,
@@ -67,7 +67,7 @@ from datalog.ast import (
     term_variables,
 )
 from datalog.errors import Diagnostic, EvaluationError
-from datalog.functors import (
+from datalog.plan.functors import (
     BINARY_OPS,
     COMPARISONS,
     FUNCTORS,

@@ -7,8 +7,8 @@ what the reference evaluator says the REPL must print.
 
 import pytest
 
-from datalog.ast import Atom
-from datalog.frontend import load_file
+from datalog.syntax.ast import Atom
+from datalog.analysis.frontend import load_file
 from tests.programs import REGENERATE, ExampleProgram, dl_fact, example_programs, statement_atom
 from tests.reference import Clause, body_relations, column_types, evaluate, strata
 

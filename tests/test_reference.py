@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from datalog.errors import EvaluationError
-from datalog.parser import parse
+from datalog.syntax.parser import parse
 from tests.reference import evaluate, strata
 
 

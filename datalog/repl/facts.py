@@ -1,12 +1,12 @@
 """Turning the queries the user types into patterns.
 
 An asserted fact ``edge(1, 2 + 3).`` becomes the row ``(1, 5)`` exactly as a fact
-of the program would (:func:`datalog.plan.fact_row`). A query ``?- path(1, x).``
+of the program would (:func:`datalog.plan.lower.fact_row`). A query ``?- path(1, x).``
 becomes a :class:`Pattern` that matches the rows of ``path`` whose first column is
 ``1`` (its constants evaluated the same way); a variable used twice
 (``path(x, x)``) asks for equal columns, ``_`` for anything.
 
->>> from datalog.ast import Atom, Constant, Span, Variable, Wildcard
+>>> from datalog.syntax.ast import Atom, Constant, Span, Variable, Wildcard
 >>> s = Span("<repl>", 1, 1, 1, 2)
 >>> pattern = Pattern.of(Atom("p", (Variable("x", s), Variable("x", s), Wildcard(s)), s),
 ...                      ("number",) * 3)
@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from datalog.ast import Atom, Variable, Wildcard
-from datalog.plan import fact_value
+from datalog.syntax.ast import Atom, Variable, Wildcard
+from datalog.plan.lower import fact_value
 
 
 @dataclass(frozen=True)

@@ -38,11 +38,11 @@ from collections.abc import Callable, Iterable
 from typing import IO
 
 import datalog
-from datalog import ast
-from datalog.check import check
+from datalog.syntax import ast
+from datalog.analysis.check import check
 from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, ParseError
-from datalog.parser import parse
-from datalog.plan import fact_row
+from datalog.syntax.parser import parse
+from datalog.plan.lower import fact_row
 from datalog.repl.facts import Pattern
 from datalog.repl.program import REPL_PATH, ProgramText
 from datalog.repl.render import format_change, format_fact, format_ms, plural, sort_key

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import datalog
-from datalog.parser import parse
+from datalog.syntax.parser import parse
 from tests.reference import evaluate
 
 NUMBERS = range(5)

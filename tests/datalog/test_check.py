@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-from datalog.check import check, relation_types
+from datalog.analysis.check import check, relation_types
 from datalog.errors import CheckError
-from datalog.frontend import diagnose, load
-from datalog.parser import parse
-from datalog.stratify import dependency_graph, stratify
-from datalog.types import TypeTable
+from datalog.analysis.frontend import diagnose, load
+from datalog.syntax.parser import parse
+from datalog.analysis.stratify import dependency_graph, stratify
+from datalog.analysis.types import TypeTable
 
 
 def messages(text: str, severity: str | None = None) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 import datalog
 import tests.test_reference as reference_tests
 from datalog.errors import DatalogError
-from datalog.parser import parse
+from datalog.syntax.parser import parse
 from tests.reference import evaluate
 
 CASES = [f for name, f in inspect.getmembers(reference_tests, inspect.isfunction)
@@ -60,7 +60,7 @@ def test_reference_cases_through_the_engine(case, monkeypatch):
 def test_joins_on_one_relation_and_key_share_one_index():
     import re
 
-    from datalog.compile import compile_plan
+    from datalog.backends.circuit.compile import compile_plan
 
     program = datalog.Program("""
         .decl e(x: number, y: number)

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from datalog.errors import EvaluationError
-from datalog.functors import (
+from datalog.plan.functors import (
     BINARY_OPS,
     COMPARISONS,
     FUNCTORS,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from datalog.ast import (
+from datalog.syntax.ast import (
     Aggregate,
     Atom,
     BinaryOp,
@@ -21,7 +21,7 @@ from datalog.ast import (
     Wildcard,
 )
 from datalog.errors import ParseError
-from datalog.parser import MAX_ALTERNATIVES, MAX_DEPTH, parse, parse_file
+from datalog.syntax.parser import MAX_ALTERNATIVES, MAX_DEPTH, parse, parse_file
 
 
 def body(text: str, decls: str = "") -> tuple:
@@ -387,7 +387,7 @@ def test_every_syntax_error_is_reported_once():
 
 
 def test_syntax_errors_are_capped():
-    from datalog.parser import MAX_SYNTAX_ERRORS
+    from datalog.syntax.parser import MAX_SYNTAX_ERRORS
     with pytest.raises(ParseError) as info:
         parse("a(1) b.\n" * 100)
     assert len(info.value.diagnostics) == MAX_SYNTAX_ERRORS

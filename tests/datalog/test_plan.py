@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from datalog.errors import CheckError
-from datalog.frontend import load
-from datalog.plan import plan_program
-from engine.plan import Aggregate, Antijoin, Assign, Filter, Join, Scan
+from datalog.analysis.frontend import load
+from datalog.plan.lower import plan_program
+from datalog.plan.ir import Aggregate, Antijoin, Assign, Filter, Join, Scan
 
 DECLS = """
 .decl e(x: number, y: number)

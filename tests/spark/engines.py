@@ -17,7 +17,7 @@ ENGINES = ("local", "spark")
 def run(engine: str, program: str, facts: str, out: str, spark=None,
         **options) -> tuple[dict[str, str], str]:
     if engine == "local":
-        from datalog.io import write_files
+        from datalog.plan.io import write_files
         from datalog.runner import run_file
 
         result = run_file(program, facts, out, options.get("max_iterations"))
@@ -25,7 +25,7 @@ def run(engine: str, program: str, facts: str, out: str, spark=None,
         stdout = result.stdout
     else:
         from datalog.api import Program
-        from engine.spark.runner import run_on_spark
+        from datalog.backends.spark.run import run_on_spark
 
         plan = Program.from_file(program).plan
         stdout = run_on_spark(plan, facts, out, spark=spark, **options).stdout

@@ -14,8 +14,8 @@ import pytest
 from datalog.api import Program
 from datalog.errors import DatalogError
 from engine.errors import EngineError
-from engine.spark.errors import FactFileError, SparkEvaluationError, SparkIterationLimitError
-from engine.spark.runner import run_on_spark
+from datalog.backends.spark.errors import FactFileError, SparkEvaluationError, SparkIterationLimitError
+from datalog.backends.spark.run import run_on_spark
 from tests.spark.engines import run
 
 pytestmark = pytest.mark.spark

@@ -21,7 +21,7 @@ TC = ROOT / "programs" / "transitive_closure"
 
 
 def test_import_datalog_does_not_import_pyspark():
-    code = ("import sys, datalog, datalog.api, engine.spark.runner, cli; "
+    code = ("import sys, datalog, datalog.api, datalog.backends.spark.run, cli; "
             "print('pyspark' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True)

@@ -1,4 +1,4 @@
-"""Evaluating a :class:`~engine.plan.ProgramPlan` with Spark DataFrames.
+"""Evaluating a :class:`~datalog.plan.ir.ProgramPlan` with Spark DataFrames.
 
 Strata run in order; each relation ends as a materialised DataFrame (a
 checkpoint: its lineage cut, its rows computed once). A non-recursive stratum is
@@ -49,14 +49,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import contextmanager
 
-from engine.plan import Join, ProgramPlan, RulePlan, StratumPlan
-from engine.spark.errors import (
+from datalog.plan.ir import Join, ProgramPlan, RulePlan, StratumPlan
+from datalog.backends.spark.errors import (
     SparkEngineError,
     SparkIterationLimitError,
     explain,
 )
-from engine.spark.expressions import F
-from engine.spark.pipeline import SPARK_TYPES, PipelineCompiler, relation_schema
+from datalog.backends.spark.expressions import F
+from datalog.backends.spark.pipeline import SPARK_TYPES, PipelineCompiler, relation_schema
 
 #: Merge the pieces of an accumulated relation once it has this many.
 MAX_PIECES = 8

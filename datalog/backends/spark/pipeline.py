@@ -1,7 +1,7 @@
-"""One rule's pipeline (:class:`engine.plan.RulePlan`) as a chain of DataFrames.
+"""One rule's pipeline (:class:`datalog.plan.ir.RulePlan`) as a chain of DataFrames.
 
 A relation is a DataFrame with one column per attribute, named ``c0``, ``c1``,
-... and typed as :mod:`engine.spark.expressions` says. A pipeline's row is a
+... and typed as :mod:`datalog.backends.spark.expressions` says. A pipeline's row is a
 DataFrame with one column per slot (``s0``, ``s1``, ...; an aggregate's body at
 nesting depth ``d`` uses ``a{d}_0``, ...). Each step maps to DataFrame operations:
 
@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.plan import Aggregate, Antijoin, Assign, Col, Filter, Join, RulePlan, Scan
-from engine.spark.expressions import (
+from datalog.plan.ir import Aggregate, Antijoin, Assign, Col, Filter, Join, RulePlan, Scan
+from datalog.backends.spark.expressions import (
     F,
     Scope,
     compile_expr,

@@ -7,7 +7,7 @@ in any positive atom takes the type of the term it is equated with. Then every
 term is checked where it is used:
 
 - operators and functors need an overload for their argument types (the tables
-  of :mod:`datalog.functors`); a numeric literal takes the type its context asks
+  of :mod:`datalog.plan.functors`); a numeric literal takes the type its context asks
   for (``x + 1`` with a ``float`` ``x``: the ``1`` is a float), as the evaluators do;
 - both sides of a comparison have the same primitive type (``contains`` and
   ``match`` take symbols);
@@ -18,8 +18,8 @@ term is checked where it is used:
 
 Unknown relations, types or functors are skipped here (other checks report them).
 
->>> from datalog.parser import parse
->>> from datalog.types import TypeTable
+>>> from datalog.syntax.parser import parse
+>>> from datalog.analysis.types import TypeTable
 >>> p = parse('.decl a(x: number)\\n.decl b(s: symbol)\\nb(s) :- a(s).')
 >>> [d.message for d in check_clause_types(p, TypeTable(p))]
 ['`s` has type `number` but column `s` of `b` has type `symbol`']
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from datalog.ast import (
+from datalog.syntax.ast import (
     Aggregate,
     Atom,
     BinaryOp,
@@ -48,8 +48,8 @@ from datalog.ast import (
     term_variables,
 )
 from datalog.errors import Diagnostic
-from datalog.functors import BINARY_OPS, COMPARISONS, FUNCTORS, NUMERIC_TYPES, UNARY_OPS
-from datalog.types import TypeTable
+from datalog.plan.functors import BINARY_OPS, COMPARISONS, FUNCTORS, NUMERIC_TYPES, UNARY_OPS
+from datalog.analysis.types import TypeTable
 
 # ---------------------------------------------------------------- shared helpers
 

@@ -1,8 +1,8 @@
 """The relational plan: what a program computes, independent of how it runs.
 
 A :class:`ProgramPlan` is the contract between the language front end (which
-lowers checked Datalog into it, ``datalog/plan.py``) and the executors (the
-circuit compiler ``datalog/compile.py`` and the Spark executor in
+lowers checked Datalog into it, ``datalog/plan/lower.py``) and the executors (the
+circuit compiler ``datalog/backends/circuit/compile.py`` and the Spark executor in
 ``engine/spark/``). It is plain frozen data: no Datalog syntax, no operator state,
 no pyspark.
 
@@ -51,7 +51,7 @@ names (``cat``, ``strlen``, ``substr``, ``ord``, ``to_number``, ``to_unsigned``,
 primitive types (``number``, ``unsigned``, ``float``, ``symbol``) of the
 arguments, one per argument: an executor resolves ``(op, len(args), types)`` to
 its implementation of Soufflé's semantics once, before running (in Python:
-``datalog.functors.BINARY_OPS[op].resolve(types)``, ``UNARY_OPS``, ``FUNCTORS``,
+``datalog.plan.functors.BINARY_OPS[op].resolve(types)``, ``UNARY_OPS``, ``FUNCTORS``,
 ``COMPARISONS``). Integer constants meant as ``float`` are already ``float``.
 ``Const`` values are Python ``int`` (number, unsigned), ``float`` or ``str``.
 

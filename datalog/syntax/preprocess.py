@@ -39,7 +39,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from datalog.ast import Span
+from datalog.syntax.ast import Span
 from datalog.errors import Diagnostic, ParseError
 
 #: How deeply macro expansions may nest before we call it a loop.

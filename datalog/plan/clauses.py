@@ -1,8 +1,8 @@
-"""Clauses as the lowering (:mod:`datalog.plan`) needs them: constants
+"""Clauses as the lowering (:mod:`datalog.plan.lower`) needs them: constants
 substituted for the variables equated to them, and the clause as text for the
 labels of plans and circuits.
 
->>> from datalog.parser import parse
+>>> from datalog.syntax.parser import parse
 >>> rule = parse('r(x) :- e(x, "a"), !f(x), x != 1 + 2, c = count : { g(x) }.').rules[0]
 >>> clause_text(*next(rule.clauses()))
 'r(x) :- e(x, "a"), !f(x), x != (1 + 2), c = count : { g(x) }.'
@@ -10,15 +10,15 @@ labels of plans and circuits.
 
 from __future__ import annotations
 
-from datalog import ast
-from datalog.functors import COMPARISONS
+from datalog.syntax import ast
+from datalog.plan.functors import COMPARISONS
 
 
 def substitute_constants(head: ast.Atom, body: tuple) -> tuple[ast.Atom, tuple]:
     """Replace every variable ``x`` constrained by ``x = constant`` (at the top
     level of the body) by that constant, dropping the equality.
 
-    >>> from datalog.parser import parse
+    >>> from datalog.syntax.parser import parse
     >>> rule = parse("p(x, y) :- e(x, y), y = 2.").rules[0]
     >>> clause_text(*substitute_constants(*next(rule.clauses())))
     'p(x, 2) :- e(x, 2).'

@@ -2,7 +2,7 @@
 
 :func:`run_on_spark` is what the command line calls with the program's plan:
 it gets a session (:mod:`engine.spark.session`), reads every ``.input`` with
-Spark, evaluates (:mod:`engine.spark.executor`), writes every ``.output`` with
+Spark, evaluates (:mod:`datalog.backends.spark.executor`), writes every ``.output`` with
 Spark and returns the text for standard output (``IO=stdout`` relations, ``-D
 -``, ``.printsize`` lines) -- the same files and text as the local engine's
 ``datalog run``.
@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.plan import ProgramPlan
-from engine.spark.errors import SparkEngineError
-from engine.spark.executor import (
+from datalog.plan.ir import ProgramPlan
+from datalog.backends.spark.errors import SparkEngineError
+from datalog.backends.spark.executor import (
     SparkExecutor,
     is_spark_failure,
     materialize,
     run_settings,
     translate,
 )
-from engine.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
+from datalog.backends.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
 from engine.spark.session import get_session
 
 OUTPUT_FORMATS = ("csv", "parquet")

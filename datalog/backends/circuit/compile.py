@@ -1,4 +1,4 @@
-"""From a :class:`~engine.plan.ProgramPlan` to an engine circuit (DESIGN.md §7).
+"""From a :class:`~datalog.plan.ir.ProgramPlan` to an engine circuit (DESIGN.md §7).
 
 Every relation ``r`` becomes one stream in the root circuit: the distinct union of
 its source (``r``'s program facts at epoch 0 plus the rows a session inserts and
@@ -40,12 +40,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datalog.ast import Span
+from datalog.syntax.ast import Span
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
-from datalog.expressions import Codegen
-from datalog.functors import WRAP, FunctorError
+from datalog.plan.expressions import Codegen
+from datalog.plan.functors import WRAP, FunctorError
 from engine import Circuit, EngineError
-from engine.plan import (
+from datalog.plan.ir import (
     Aggregate,
     Antijoin,
     Assign,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from datalog.ast import Atom, Constant, Fact, Span
+from datalog.syntax.ast import Atom, Constant, Fact, Span
 
 _NUMBER = (r"0[xX][0-9a-fA-F]+u?|0[bB][01]+u?|[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
            r"|[0-9]+[eE][+-]?[0-9]+|[0-9]+u?")

@@ -1,6 +1,6 @@
-"""Lowering a checked program to the relational plan (:mod:`engine.plan`).
+"""Lowering a checked program to the relational plan (:mod:`datalog.plan.ir`).
 
-Each clause ``head :- body`` becomes a :class:`~engine.plan.RulePlan`: a pipeline
+Each clause ``head :- body`` becomes a :class:`~datalog.plan.ir.RulePlan`: a pipeline
 that binds the clause's variables left to right. The order is chosen greedily:
 
 1. ``x = c`` with a constant ``c`` is substituted into the clause (``x`` becomes
@@ -18,7 +18,7 @@ own that bind a hidden variable (``$1``, ``$2``, ...). An aggregate's body is
 planned the same way into a correlated sub-pipeline seeded by the variables it
 shares with the clause outside every aggregate (Soufflé's grouping semantics).
 
->>> from datalog.ast import Atom, Comparison, Span, Variable
+>>> from datalog.syntax.ast import Atom, Comparison, Span, Variable
 >>> at = Span("p.dl", 1, 1, 1, 1)
 >>> x, y, z = (Variable(n, at) for n in "xyz")
 >>> types = {"edge": ("number", "number"), "path": ("number", "number")}
@@ -37,11 +37,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from datalog import ast
-from datalog.clauses import clause_text, substitute_constants
+from datalog.syntax import ast
+from datalog.plan.clauses import clause_text, substitute_constants
 from datalog.errors import CheckError, Diagnostic
-from datalog.functors import BINARY_OPS, FUNCTORS, UNARY_OPS
-from engine.plan import (
+from datalog.plan.functors import BINARY_OPS, FUNCTORS, UNARY_OPS
+from datalog.plan.ir import (
     Aggregate,
     Antijoin,
     Assign,
@@ -61,8 +61,8 @@ from engine.plan import (
 
 
 def plan_program(checked) -> ProgramPlan:
-    """The :class:`~engine.plan.ProgramPlan` of a ``CheckedProgram`` (as returned by
-    :func:`datalog.frontend.load`): relations, facts, directives and strata."""
+    """The :class:`~datalog.plan.ir.ProgramPlan` of a ``CheckedProgram`` (as returned by
+    :func:`datalog.analysis.frontend.load`): relations, facts, directives and strata."""
     program: ast.Program = checked.program
     types: dict[str, tuple[str, ...]] = dict(checked.types)
     relations = {}
@@ -100,7 +100,7 @@ def fact_row(atom: ast.Atom, types: tuple[str, ...],
              sources: dict[str, str] | None = None) -> tuple:
     """The row a fact states (a program's or one the REPL asserts).
 
-    >>> from datalog.parser import parse
+    >>> from datalog.syntax.parser import parse
     >>> atom = parse("f(3 / 2, 1 + 2).").facts[0].atom
     >>> fact_row(atom, ("float", "number"))
     (1.5, 3)
@@ -115,8 +115,8 @@ def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
     is ``1.5`` in a ``float`` column). A term that is not a constant expression,
     ``range`` (several values) and a failing functor (division by zero) are
     each a :class:`~datalog.errors.CheckError` at the term."""
-    from datalog.expressions import evaluate
-    from datalog.functors import FunctorError
+    from datalog.plan.expressions import evaluate
+    from datalog.plan.functors import FunctorError
 
     if isinstance(term, ast.Constant):     # the common case, fast for large fact lists
         return float(term.value) if column_type == "float" else term.value

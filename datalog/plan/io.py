@@ -15,7 +15,7 @@ A value that does not fit its column is a :class:`~datalog.errors.DataError` at
 ``file:line``:
 
 >>> import tempfile, os
->>> from engine.plan import RelationPlan
+>>> from datalog.plan.ir import RelationPlan
 >>> edge = RelationPlan("edge", ("x", "y"), ("number", "symbol"))
 >>> d = tempfile.mkdtemp()
 >>> _ = open(os.path.join(d, "edge.facts"), "w").write("1\\ta\\n2\\tb c\\n")
@@ -36,10 +36,10 @@ import os
 import tempfile
 from collections.abc import Iterable
 
-from datalog.ast import Span
+from datalog.syntax.ast import Span
 from datalog.errors import DataError, Diagnostic
-from datalog.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
-from engine.plan import IOPlan, RelationPlan
+from datalog.plan.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
+from datalog.plan.ir import IOPlan, RelationPlan
 
 
 def _unescape(text: str) -> str:

@@ -5,7 +5,7 @@ A pattern names a relation and, optionally, one argument per column: a constant
 (a name) that binds the column (a variable used twice requires equal columns), or
 ``_`` (anything).
 
->>> from engine.plan import RelationPlan
+>>> from datalog.plan.ir import RelationPlan
 >>> rels = {"path": RelationPlan("path", ("x", "y"), ("number", "number"))}
 >>> parse_pattern("path(1, x)", rels)
 ('path', (((0, 1),), ()))

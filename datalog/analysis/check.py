@@ -3,7 +3,7 @@
 :func:`check` runs every check and returns all errors and warnings, sorted by
 place; nothing stops at the first error. The checks, each its own function:
 
-- :func:`datalog.types.check_types`: duplicate, unknown, cyclic and mixed types;
+- :func:`datalog.analysis.types.check_types`: duplicate, unknown, cyclic and mixed types;
 - :func:`check_declarations`: duplicate relations, unknown attribute types,
   ``eqrel`` on a relation that is not binary and homogeneous, conflicting storage,
   directives naming undeclared relations, I/O parameters (values the engine does
@@ -15,7 +15,7 @@ place; nothing stops at the first error. The checks, each its own function:
 - :func:`check_range` (per clause): range restriction, ``_`` outside atom
   arguments or in a head, singleton variables (a warning, silenced by a leading
   ``_``);
-- :func:`datalog.typecheck.check_clause_types`: type mismatches (number vs
+- :func:`datalog.analysis.typecheck.check_clause_types`: type mismatches (number vs
   symbol vs float, user types with their subtypes and unions) across
   declarations, facts and rule bodies.
 
@@ -25,7 +25,7 @@ Every variable of the head, of a negated atom, of a comparison or of a functor
 argument must be bound. Inside an aggregate body, the variables that also occur
 outside the aggregate are the outer ones; the others are local to it.
 
->>> from datalog.parser import parse
+>>> from datalog.syntax.parser import parse
 >>> p = parse('.decl e(x: number, y: number)\\n.decl p(x: number)\\np(x) :- e(y, y).')
 >>> for d in check(p): print(f"{d.severity}: {d.message}")
 warning: relation `e` has no facts, rules or input
@@ -34,7 +34,7 @@ error: variable `x` in the head is not bound in the body
 
 from __future__ import annotations
 
-from datalog.ast import (
+from datalog.syntax.ast import (
     AGGREGATES,
     Aggregate,
     Atom,
@@ -51,8 +51,8 @@ from datalog.ast import (
     Wildcard,
 )
 from datalog.errors import Diagnostic, did_you_mean
-from datalog.functors import FUNCTORS
-from datalog.typecheck import (
+from datalog.plan.functors import FUNCTORS
+from datalog.analysis.typecheck import (
     Scope,
     aggregates_in,
     check_clause_types,
@@ -61,7 +61,7 @@ from datalog.typecheck import (
     literal_terms,
     subterms,
 )
-from datalog.types import (  # relation_types is part of this module's API
+from datalog.analysis.types import (  # relation_types is part of this module's API
     TypeTable,
     check_types,
     relation_types,
@@ -69,7 +69,7 @@ from datalog.types import (  # relation_types is part of this module's API
 )
 
 #: Parameters of `.input` / `.output` directives that the engine reads
-#: (`datalog/io.py`); others are accepted with a warning that they are ignored.
+#: (`datalog/plan/io.py`); others are accepted with a warning that they are ignored.
 IO_PARAMETERS = ("IO", "filename", "delimiter", "headers")
 IO_KINDS = {"input": ("file", "stdin"), "output": ("file", "stdout"),
             "printsize": ("stdout",)}

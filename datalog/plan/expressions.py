@@ -1,5 +1,5 @@
-"""Evaluating plan expressions (:mod:`engine.plan`) in Python, with Soufflé's
-semantics from :mod:`datalog.functors`.
+"""Evaluating plan expressions (:mod:`datalog.plan.ir`) in Python, with Soufflé's
+semantics from :mod:`datalog.plan.functors`.
 
 Two forms: :func:`evaluate` interprets an expression on a row (facts, constant
 folding), and :class:`Codegen` turns expressions into Python source text over a
@@ -7,7 +7,7 @@ row variable, with the resolved operator implementations bound as names of the
 generated code's namespace. The circuit compiler fuses a rule's filters,
 assignments and head projection into one generated function this way.
 
->>> from engine.plan import Call, Col, Const
+>>> from datalog.plan.ir import Call, Col, Const
 >>> e = Call("+", (Col(0), Const(1)), ("number", "number"))
 >>> evaluate(e, (41,))
 42
@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from datalog.functors import BINARY_OPS, COMPARISONS, FUNCTORS, UNARY_OPS, Overload
-from engine.plan import Call, Col, Const, Expr
+from datalog.plan.functors import BINARY_OPS, COMPARISONS, FUNCTORS, UNARY_OPS, Overload
+from datalog.plan.ir import Call, Col, Const, Expr
 
 #: Comparisons that Python's own operators compute exactly as Soufflé does on
 #: values of one primitive type.

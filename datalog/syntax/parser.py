@@ -1,15 +1,15 @@
-"""Text -> AST: the Soufflé dialect parsed with lark (LALR) into :mod:`datalog.ast`.
+"""Text -> AST: the Soufflé dialect parsed with lark (LALR) into :mod:`datalog.syntax.ast`.
 
 :func:`parse` reads one program text, :func:`parse_file` a file; both follow
-``#include`` (see :mod:`datalog.preprocess`) and return a :class:`Program` whose
+``#include`` (see :mod:`datalog.syntax.preprocess`) and return a :class:`Program` whose
 nodes carry their spans. Syntax errors raise :class:`ParseError` with the place,
 the line, a caret and, where there is a likely fix, a hint.
 
-The pipeline for each file: the preprocessor (:mod:`datalog.preprocess`) expands
+The pipeline for each file: the preprocessor (:mod:`datalog.syntax.preprocess`) expands
 macros and reads included files; lines holding a plain fact are read directly
-(:mod:`datalog.fastfacts`); the rest goes through the LALR parser, whose reduce
-callbacks (:mod:`datalog.builder`) build the AST; syntax errors are put in words by
-:mod:`datalog.syntax_errors`. Items of included files take the place of their
+(:mod:`datalog.syntax.fastfacts`); the rest goes through the LALR parser, whose reduce
+callbacks (:mod:`datalog.syntax.builder`) build the AST; syntax errors are put in words by
+:mod:`datalog.syntax.messages`. Items of included files take the place of their
 ``#include`` line.
 
 >>> p = parse('.decl e(x: number, y: number)\\ne(1, 2).\\np(x) :- e(x, _), !e(_, x).')
@@ -37,12 +37,12 @@ from pathlib import Path
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
-from datalog.ast import Directive, Fact, Plan, Pragma, Program, RelationDecl, Rule, Span, TypeDecl
-from datalog.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
+from datalog.syntax.ast import Directive, Fact, Plan, Pragma, Program, RelationDecl, Rule, Span, TypeDecl
+from datalog.syntax.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
 from datalog.errors import Diagnostic, ParseError
-from datalog.fastfacts import split_facts
-from datalog.preprocess import ColumnMap, Macro, preprocess
-from datalog.syntax_errors import describe_syntax_error
+from datalog.syntax.fastfacts import split_facts
+from datalog.syntax.preprocess import ColumnMap, Macro, preprocess
+from datalog.syntax.messages import describe_syntax_error
 
 #: How many files deep ``#include`` may nest.
 MAX_INCLUDE_DEPTH = 64

@@ -14,7 +14,7 @@ aggregation must not go through recursion: a negative or aggregate edge inside a
 component is an error naming the cycle, as ``p -> !q -> p`` (read "p depends on
 not q, which depends on p").
 
->>> from datalog.parser import parse
+>>> from datalog.syntax.parser import parse
 >>> p = parse('''.decl e(x: number, y: number)
 ... .decl t(x: number, y: number)
 ... .decl u(x: number)
@@ -32,9 +32,9 @@ from itertools import pairwise
 
 import networkx as nx
 
-from datalog.ast import Aggregate, Atom, Literal, Negation, Program
+from datalog.syntax.ast import Aggregate, Atom, Literal, Negation, Program
 from datalog.errors import CheckError, Diagnostic
-from datalog.typecheck import aggregates_in, literal_terms
+from datalog.analysis.typecheck import aggregates_in, literal_terms
 
 _STRENGTH = {"positive": 0, "aggregate": 1, "negative": 2}
 

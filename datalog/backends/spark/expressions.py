@@ -1,6 +1,6 @@
 """Plan expressions as Spark Column expressions, with Soufflé's semantics.
 
-The semantics are those of ``datalog/functors.py`` (the one definition the local
+The semantics are those of ``datalog/plan/functors.py`` (the one definition the local
 engine and the reference evaluator use); this module computes the same values
 with Spark's own expressions, so they run in the JVM, fused into whole-stage
 code, and work over Spark Connect. No Python UDF is needed.
@@ -20,7 +20,7 @@ symbol      StringType       the value
 Integer arithmetic wraps because the executor runs with
 ``spark.sql.ansi.enabled=false`` (Java's ``long`` arithmetic). A failing functor
 (division by zero, ``to_number("x")``) raises through ``raise_error`` with a
-message that :func:`engine.spark.errors.explain` recognises.
+message that :func:`datalog.backends.spark.errors.explain` recognises.
 
 An expression compiles against a :class:`Scope`: the column name and type of
 every slot of the current row.
@@ -33,8 +33,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from engine.plan import Call, Col, Const, Expr
-from engine.spark.errors import FUNCTOR_MARK
+from datalog.plan.ir import Call, Col, Const, Expr
+from datalog.backends.spark.errors import FUNCTOR_MARK
 
 SIGN_BIT = -(2**63)
 TWO_64 = 2**64

@@ -6,7 +6,7 @@ Negative edges are dashed and labelled ``!``, aggregate edges dotted and
 labelled with the aggregate; an edge that breaks stratification (negation or
 aggregation inside a recursive component) is drawn red.
 
->>> from datalog.parser import parse
+>>> from datalog.syntax.parser import parse
 >>> print(precedence_dot(parse('''.decl e(x: number)
 ... .decl p(x: number)
 ... p(x) :- e(x), !p(x).''')))
@@ -28,9 +28,9 @@ digraph precedence {
 
 from __future__ import annotations
 
-from datalog.ast import Program
-from datalog.eqrel import expand_eqrel
-from datalog.stratify import components, dependency_graph
+from datalog.syntax.ast import Program
+from datalog.analysis.eqrel import expand_eqrel
+from datalog.analysis.stratify import components, dependency_graph
 
 
 def _quote(name: str) -> str:

@@ -14,7 +14,7 @@ A program's types are the four primitive types (``number``, ``unsigned``,
 questions; :func:`check_types` reports bad type declarations;
 :func:`relation_types` gives each relation's column types as primitives.
 
->>> from datalog.parser import parse
+>>> from datalog.syntax.parser import parse
 >>> p = parse(".type Id <: number\\n.type Any = Id | number\\n.decl r(a: Id, b: symbol)")
 >>> table = TypeTable(p)
 >>> table.primitive("Id"), table.is_subtype("Id", "number"), table.is_subtype("number", "Id")
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from datalog.ast import PRIMITIVE_TYPES, Program, Span, TypeDecl
+from datalog.syntax.ast import PRIMITIVE_TYPES, Program, Span, TypeDecl
 from datalog.errors import CheckError, Diagnostic, did_you_mean
 
 
@@ -203,7 +203,7 @@ def _cyclic(name: str, table: TypeTable) -> bool:
 def relation_types(program: Program) -> dict[str, tuple[str, ...]]:
     """The primitive type of each column of each declared relation (the first
     declaration of a name counts). Raises :class:`CheckError` for a column whose
-    type is unknown (:func:`datalog.check.check` reports those first)."""
+    type is unknown (:func:`datalog.analysis.check.check` reports those first)."""
     table = TypeTable(program)
     out: dict[str, tuple[str, ...]] = {}
     for decl in program.relations:

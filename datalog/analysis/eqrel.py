@@ -14,7 +14,7 @@ and everything after it (stratification, the compiler, the evaluators) sees an
 ordinary recursive relation. The closure has one tuple per ordered pair of
 equivalent values: quadratic in the size of a class, where Soufflé is linear.
 
->>> from datalog.parser import parse
+>>> from datalog.syntax.parser import parse
 >>> p = expand_eqrel(parse(".decl same(a: number, b: number) eqrel\\nsame(1, 2)."))
 >>> len(p.rules), str(p.rules[1].heads[0].args[0].name)
 (3, 'y')
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from datalog.ast import Atom, Program, RelationDecl, Rule, Variable, Wildcard
+from datalog.syntax.ast import Atom, Program, RelationDecl, Rule, Variable, Wildcard
 
 
 def eqrel_rules(decl: RelationDecl) -> tuple[Rule, ...]:

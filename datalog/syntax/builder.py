@@ -21,7 +21,7 @@ so later stages can walk terms recursively.
 
 from __future__ import annotations
 
-from datalog.ast import (
+from datalog.syntax.ast import (
     Aggregate,
     Atom,
     Attribute,
@@ -43,8 +43,8 @@ from datalog.ast import (
     Wildcard,
 )
 from datalog.errors import Diagnostic, ParseError
-from datalog.fastfacts import unquote
-from datalog.preprocess import ColumnMap
+from datalog.syntax.fastfacts import unquote
+from datalog.syntax.preprocess import ColumnMap
 
 #: Terms nested deeper than this are rejected (later stages walk terms recursively).
 MAX_DEPTH = 100
