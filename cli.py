@@ -133,8 +133,8 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     Output files are written only when the whole evaluation succeeded. Exit
     status: 0 ok, 1 a program or data error, 2 a usage error.
     """
+    from datalog.dialect.io import write_files
     from datalog.errors import DatalogError
-    from datalog.plan.io import write_files
     from datalog.runner import run_file
 
     if engine == "spark":
@@ -159,9 +159,9 @@ def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: 
                   master: str | None, output_format: str) -> None:
     """`datalog run --engine spark`: the same plan, evaluated and written by Spark."""
     from datalog.api import Program
+    from datalog.backends.spark.run import run_on_spark
     from datalog.errors import DatalogError
     from engine.errors import EngineError
-    from datalog.backends.spark.run import run_on_spark
 
     try:
         plan = Program.from_file(program).plan

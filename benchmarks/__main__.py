@@ -43,11 +43,12 @@ METHOD = """\
   retracted and then re-inserted, so each update starts from the batch state;
   median and 95th percentile (linear interpolation) in milliseconds. An
   incremental peer (`incr.`: the engine, pydbsp) applies the change to its
-  state, for as many updates as fit in {incremental:.0f} s; any other peer (`scratch`) recomputes from scratch on the changed
-  input, for as many updates as fit in {budget:.0f} s after its batch (at
-  least one, unless its batch took more than half that: then each update
-  would cost about one batch, and none is timed). `Δ median` is how many derived tuples one update changes (the
-  engine's delta).
+  state, for as many updates as fit in {incremental:.0f} s; any other peer
+  (`scratch`) recomputes from scratch on the changed input, for as many
+  updates as fit in {budget:.0f} s after its batch (at least one, unless its
+  batch took more than half that: then each update would cost about one
+  batch, and none is timed). `Δ median` is how many derived tuples one update
+  changes (the engine's delta).
 - Each cell is capped: a batch not finished within {timeout:.0f} s is a
   **timeout**, an RSS over {memory:.0f} GiB is **memory**; a peer that timed
   out on a workload is skipped on the larger one of the same kind. **n/a**: the
@@ -115,7 +116,8 @@ def versions(runner: Runner) -> list[str]:
             out.append(f"{name}: {dist} not installed (pip install -e '.[bench]')")
     try:
         python = runner.python_for("pydbsp")
-        version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+        version = subprocess.run([python, "-c",
+                                  "import platform; print(platform.python_version())"],
                                  capture_output=True, text=True, check=False).stdout.strip()
         out.append(f"pydbsp: {py312.PYDBSP} under Python {version} ({python})")
     except py312.Unavailable as error:
@@ -142,7 +144,8 @@ def select(only: list[str], suite: list) -> tuple[list, list[str]]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run (< 2 min)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="only this workload (name or prefix) or peer; repeatable")

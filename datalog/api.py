@@ -34,11 +34,11 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 
 from datalog.backends.circuit.compile import UNIT, compile_plan
+from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
+from datalog.dialect.io import check_io, input_path, read_facts
 from datalog.errors import DataError, DatalogError, Diagnostic, EvaluationError, did_you_mean
-from datalog.plan.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
-from datalog.plan.io import check_io, input_path, read_facts
-from datalog.plan.query import parse_pattern
 from datalog.plan.lower import plan_program
+from datalog.plan.query import parse_pattern
 from engine import EngineError, IterationLimitError
 
 _EMPTY: frozenset = frozenset()

@@ -12,7 +12,6 @@ Every error the library raises is a :class:`DatalogError` (or a subclass); its
 ``str()`` is that same text, and it carries the first diagnostic's ``path``,
 ``line`` and ``column`` for tools.
 
->>> from datalog.syntax.ast import Span
 >>> d = Diagnostic("error", "undefined relation `edg`", Span("p.dl", 1, 15, 1, 18),
 ...                hint="did you mean `edge`?")
 >>> print(d.format({"p.dl": "path(x, y) :- edg(x, y)."}))
@@ -25,10 +24,23 @@ hint: did you mean `edge`?
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
-from datalog.syntax.ast import Span
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """Where a node's text is: file path, 1-based line and column of its first
+    character, and line and column just past its last character."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass, field
 
 from datalog.api import Program
-from datalog.plan.io import check_io, format_rows, format_stdout, is_stdout, output_path
+from datalog.dialect.io import check_io, format_rows, format_stdout, is_stdout, output_path
 
 
 @dataclass

@@ -29,7 +29,7 @@ a failure drops it (``rollback``) and the circuit is exactly as before.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import networkx as nx
 
@@ -50,7 +50,7 @@ class BaseCircuit:
 
     nested = False
 
-    def __init__(self, parent: "BaseCircuit | None" = None, label: str = ""):
+    def __init__(self, parent: BaseCircuit | None = None, label: str = ""):
         self.parent = parent
         self.label = label
         self.nodes: list[Node] = []
@@ -60,7 +60,7 @@ class BaseCircuit:
         self.memo: dict = {}  # (node id, key spec) -> IndexedStream; shared traces
 
     @property
-    def root(self) -> "Circuit":
+    def root(self) -> Circuit:
         circuit = self
         while circuit.parent is not None:
             circuit = circuit.parent
@@ -80,7 +80,7 @@ class BaseCircuit:
         self.nodes.append(node)
         return node
 
-    def children(self) -> list["ChildCircuit"]:
+    def children(self) -> list[ChildCircuit]:
         return [n.child for n in self.nodes if isinstance(n, ChildNode)]
 
     def child(self, label: str = "") -> ChildCircuit:
@@ -203,7 +203,7 @@ class ChildCircuit(BaseCircuit):
         self.stoppers: list[Node] = []
         self.holders: list[Node] = []
 
-    def __enter__(self) -> "ChildCircuit":
+    def __enter__(self) -> ChildCircuit:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:

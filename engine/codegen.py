@@ -7,7 +7,7 @@ pair loops, trace appends): key and tuple expressions, and compiling source.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def tuple_expression(columns, row: str) -> str:

@@ -26,7 +26,7 @@ child circuit's clock (iterations):
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from engine.errors import ArityError, EngineError, WeightError
 from engine.zset import EMPTY, ZSet, add_into
@@ -75,7 +75,7 @@ class Node:
     def prepare(self) -> None:
         """Called once when the circuit is finalized (after fusion)."""
 
-    def replace_input(self, old: "Node", new: "Node") -> None:
+    def replace_input(self, old: Node, new: Node) -> None:
         self.inputs = [new if n is old else n for n in self.inputs]
         self.reads = [new if n is old else n for n in self.reads]
 
@@ -212,7 +212,7 @@ class Export(Node):
 
     kind = "export"
 
-    def __init__(self, child_node: "ChildNode", inner: Node, label: str = ""):
+    def __init__(self, child_node: ChildNode, inner: Node, label: str = ""):
         super().__init__([child_node], label, reads=[inner])
         self.acc: dict = {}
 

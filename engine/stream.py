@@ -19,7 +19,7 @@ True
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from engine.codegen import key_function
 from engine.errors import BuildError
@@ -47,21 +47,21 @@ class Stream:
         self.circuit = circuit
         self.node = node
 
-    def _add(self, node) -> "Stream":
+    def _add(self, node) -> Stream:
         return Stream(self.circuit, self.circuit.add(node))
 
-    def _check(self, other: "Stream") -> None:
+    def _check(self, other: Stream) -> None:
         if other.circuit is not self.circuit:
             raise BuildError("streams of different circuits cannot be combined; bring a "
                              "parent stream into a child circuit with import_()")
 
     # -- linear ------------------------------------------------------------
 
-    def map(self, fn: Callable, label: str = "") -> "Stream":
+    def map(self, fn: Callable, label: str = "") -> Stream:
         """Map: each row ``r`` becomes ``fn(r)`` (weights of equal results add)."""
         return self._add(LinearNode(self.node, [("map", fn)], None, label))
 
-    def project(self, columns, label: str = "") -> "Stream":
+    def project(self, columns, label: str = "") -> Stream:
         """Map to ``tuple(row[c] for c in columns)``, written inline in the fused loop.
 
         >>> from engine import Circuit
@@ -75,19 +75,19 @@ class Stream:
             raise BuildError(f"project: columns must be non-negative ints, got {columns!r}")
         return self._add(LinearNode(self.node, [("project", columns)], None, label))
 
-    def filter(self, predicate: Callable, label: str = "") -> "Stream":
+    def filter(self, predicate: Callable, label: str = "") -> Stream:
         """Filter: rows for which ``predicate(r)`` is true."""
         return self._add(LinearNode(self.node, [("filter", predicate)], None, label))
 
-    def flat_map(self, fn: Callable, label: str = "") -> "Stream":
+    def flat_map(self, fn: Callable, label: str = "") -> Stream:
         """FlatMap: each row ``r`` becomes every row of ``fn(r)``."""
         return self._add(LinearNode(self.node, [("flat_map", fn)], None, label))
 
-    def negate(self, label: str = "") -> "Stream":
+    def negate(self, label: str = "") -> Stream:
         """Negate: every weight's sign flipped."""
         return self._add(LinearNode(self.node, [("negate", None)], None, label))
 
-    def plus(self, *others: "Stream", label: str = "") -> "Stream":
+    def plus(self, *others: Stream, label: str = "") -> Stream:
         """Plus: the sum of this stream and ``others``."""
         for other in others:
             self._check(other)
@@ -95,29 +95,29 @@ class Stream:
             return self
         return self._add(PlusNode([self.node] + [o.node for o in others], label))
 
-    def minus(self, other: "Stream", label: str = "") -> "Stream":
+    def minus(self, other: Stream, label: str = "") -> Stream:
         """Minus: this stream plus the negation of ``other``."""
         self._check(other)
         return self.plus(other.negate(), label=label)
 
-    def inspect(self, callback: Callable, label: str = "") -> "Stream":
+    def inspect(self, callback: Callable, label: str = "") -> Stream:
         """Inspect: ``callback(batch, time)`` for every non-empty batch; passes it on."""
         return self._add(InspectNode(self.node, callback, label))
 
-    def consolidate(self, label: str = "") -> "Stream":
+    def consolidate(self, label: str = "") -> Stream:
         """Consolidate: every batch is already consolidated (one weight per row,
         no zeros), so this is the stream itself."""
         return self
 
-    def index_by(self, columns, label: str = "") -> "IndexedStream":
+    def index_by(self, columns, label: str = "") -> IndexedStream:
         """Index With key ``tuple(row[c] for c in columns)``; value: the row."""
         return self._index(("cols", tuple(columns)), label)
 
-    def index_with(self, key_fn: Callable, label: str = "") -> "IndexedStream":
+    def index_with(self, key_fn: Callable, label: str = "") -> IndexedStream:
         """Index With key ``key_fn(row)``; value: the row."""
         return self._index(("fn", key_fn), label)
 
-    def _index(self, index, label: str) -> "IndexedStream":
+    def _index(self, index, label: str) -> IndexedStream:
         memo_key = (id(self.node), index[0], index[1] if index[0] == "cols" else id(index[1]))
         found = self.circuit.memo.get(memo_key)
         if found is None:
@@ -127,16 +127,16 @@ class Stream:
 
     # -- non-linear ----------------------------------------------------------
 
-    def distinct(self, label: str = "") -> "Stream":
+    def distinct(self, label: str = "") -> Stream:
         """Distinct: Distinct Incremental in the root, Distinct Trace in a child."""
         cls = DistinctTraceNode if self.circuit.nested else DistinctNode
         return self._add(cls(self.node, label))
 
-    def delay(self, label: str = "") -> "Stream":
+    def delay(self, label: str = "") -> Stream:
         """Delay (z^-1): the previous epoch (root) or iteration (child)."""
         return self._add(DelayNode(self.node, label))
 
-    def integrate(self, label: str = "") -> "Stream":
+    def integrate(self, label: str = "") -> Stream:
         """Integrate (trace append + consolidate): the whole collection at each time."""
         return self._add(IntegrateNode(self.node, self.circuit.nested, label))
 
@@ -168,7 +168,7 @@ class IndexedStream:
                 TraceNode(self.stream.node, self.index, self.circuit.nested, self.label))
         return self._trace
 
-    def join(self, other: "IndexedStream", combine: Callable, label: str = "") -> Stream:
+    def join(self, other: IndexedStream, combine: Callable, label: str = "") -> Stream:
         """Join on equal keys: ``combine(key, left_row, right_row)`` -> output row;
         weights multiply; incremental and bilinear (``engine.operators.join``).
 
@@ -205,12 +205,12 @@ class IndexedStream:
             self.circuit.memo[memo_key] = found
         return found
 
-    def semijoin(self, other: "IndexedStream", label: str = "") -> Stream:
+    def semijoin(self, other: IndexedStream, label: str = "") -> Stream:
         """Rows of this stream whose key has a row in ``distinct(other)``."""
         keys = other.keys().index_with(_identity)
         return self.join(keys, _keep_left, label)
 
-    def antijoin(self, other: "IndexedStream", label: str = "") -> Stream:
+    def antijoin(self, other: IndexedStream, label: str = "") -> Stream:
         """Rows of this stream whose key has no row in ``distinct(other)``:
         ``rows - semijoin(rows, other)``."""
         return self.stream.minus(self.semijoin(other), label=label)

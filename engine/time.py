@@ -70,7 +70,7 @@ class Timestamp(tuple):
     def less_than(self, other: tuple) -> bool:
         return less_than(self, other)
 
-    def lub(self, other: tuple) -> "Timestamp":
+    def lub(self, other: tuple) -> Timestamp:
         return Timestamp(lub(self, other))
 
     def __repr__(self) -> str:

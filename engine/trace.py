@@ -37,7 +37,7 @@ The per-value history in a child scope is stored compactly, as a **history**:
 from __future__ import annotations
 
 import heapq
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from sortedcontainers import SortedList
 

@@ -20,7 +20,7 @@ IndexedZSet({(1,): {(1,): 1}, (2,): {(2,): 2}})
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 EMPTY: dict = {}
 """The shared empty batch. Operators never mutate their inputs, so it is safe."""
@@ -86,7 +86,7 @@ class ZSet(dict):
     __slots__ = ()
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple], weight: int = 1) -> "ZSet":
+    def from_rows(cls, rows: Iterable[tuple], weight: int = 1) -> ZSet:
         """Each row once per occurrence, with ``weight``.
 
         >>> ZSet.from_rows([(1,), (1,), (2,)])
@@ -103,20 +103,20 @@ class ZSet(dict):
                 del out[row]
         return out
 
-    def plus(self, other: Mapping) -> "ZSet":
+    def plus(self, other: Mapping) -> ZSet:
         return ZSet(add_into(dict(self), other))
 
-    def minus(self, other: Mapping) -> "ZSet":
+    def minus(self, other: Mapping) -> ZSet:
         return ZSet(add_into(dict(self), other, -1))
 
-    def negate(self) -> "ZSet":
+    def negate(self) -> ZSet:
         return ZSet({row: -w for row, w in self.items()})
 
-    def distinct(self) -> "ZSet":
+    def distinct(self) -> ZSet:
         """Rows of positive weight, each with weight 1."""
         return ZSet({row: 1 for row, w in self.items() if w > 0})
 
-    def index_by(self, columns: tuple[int, ...]) -> "IndexedZSet":
+    def index_by(self, columns: tuple[int, ...]) -> IndexedZSet:
         out = IndexedZSet()
         for row, w in self.items():
             out.setdefault(tuple(row[c] for c in columns), {})[row] = w
@@ -142,7 +142,7 @@ class IndexedZSet(dict):
             add_into(out, values)
         return out
 
-    def plus(self, other: Mapping) -> "IndexedZSet":
+    def plus(self, other: Mapping) -> IndexedZSet:
         out = IndexedZSet({k: dict(v) for k, v in self.items()})
         return add_indexed_into(out, other)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from datalog.errors import DatalogError
 from datalog.analysis.frontend import diagnose_file, load_file
+from datalog.errors import DatalogError
 
 ROOT = Path(__file__).parent
 KINDS = ("parse", "check", "stratify")

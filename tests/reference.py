@@ -1,7 +1,7 @@
 """A small from-scratch Datalog evaluator: the oracle the engine is tested against.
 
 It shares nothing with the engine and very little with the front end (only the AST
-and the operator tables of :mod:`datalog.plan.functors`, which *define* what operators
+and the operator tables of :mod:`datalog.dialect.functors`, which *define* what operators
 mean); it computes its own strata, its own types and evaluates naively, so that a
 bug in the compiler, the circuits or the stratifier cannot hide in both. Clarity
 over speed: it is meant for programs of test size (up to a few thousand tuples).
@@ -11,9 +11,9 @@ Semantics (Soufflé's, as the engine implements them):
 - Every relation is the set of its input tuples, its facts and what its rules
   derive; an ``eqrel`` relation is closed under equivalence (reflexive on its
   values, symmetric, transitive) at every round, here directly rather than by the
-  front end's rewriting into rules. Strata are the strongly connected components of the relation dependency
-  graph in dependency order; each is iterated naively (apply every rule to
-  everything, add what is new) until nothing changes.
+  front end's rewriting into rules. Strata are the strongly connected components
+  of the relation dependency graph in dependency order; each is iterated naively
+  (apply every rule to everything, add what is new) until nothing changes.
 - A rule body is a conjunction of literals, solved left to right, except that a
   literal waits until the variables it needs are bound (``x = y + 1`` before the
   atom that binds ``y`` simply runs later). ``x = e`` binds ``x`` when ``e`` can be
@@ -49,6 +49,17 @@ from typing import Any
 
 import networkx as nx
 
+from datalog.dialect.functors import (
+    BINARY_OPS,
+    COMPARISONS,
+    FUNCTORS,
+    NUMERIC_TYPES,
+    UNARY_OPS,
+    WRAP,
+    FunctorError,
+    type_of_value,
+)
+from datalog.errors import Diagnostic, EvaluationError
 from datalog.syntax.ast import (
     Aggregate,
     Atom,
@@ -65,17 +76,6 @@ from datalog.syntax.ast import (
     Wildcard,
     literal_variables,
     term_variables,
-)
-from datalog.errors import Diagnostic, EvaluationError
-from datalog.plan.functors import (
-    BINARY_OPS,
-    COMPARISONS,
-    FUNCTORS,
-    NUMERIC_TYPES,
-    UNARY_OPS,
-    WRAP,
-    FunctorError,
-    type_of_value,
 )
 
 Binding = dict[str, Any]
@@ -352,7 +352,7 @@ class Clause:
         if not literals:
             yield binding
             return
-        for i, literal in enumerate(literals):
+        for i, literal in enumerate(literals):  # noqa: B007 (i is used after the loop)
             if self._ready(literal, binding):
                 break
         else:

@@ -7,8 +7,8 @@ what the reference evaluator says the REPL must print.
 
 import pytest
 
-from datalog.syntax.ast import Atom
 from datalog.analysis.frontend import load_file
+from datalog.syntax.ast import Atom
 from tests.programs import REGENERATE, ExampleProgram, dl_fact, example_programs, statement_atom
 from tests.reference import Clause, body_relations, column_types, evaluate, strata
 
@@ -87,6 +87,7 @@ def _changes(old, new, outputs) -> list[str]:
     """The change lines, ordered by relation name, then row."""
     lines = []
     for name in sorted(outputs):
-        changed = [(r, "-") for r in old[name] - new[name]] + [(r, "+") for r in new[name] - old[name]]
+        changed = ([(r, "-") for r in old[name] - new[name]]
+                   + [(r, "+") for r in new[name] - old[name]])
         lines += [sign + dl_fact(name, row) for row, sign in sorted(changed)]
     return lines

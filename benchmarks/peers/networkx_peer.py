@@ -17,8 +17,9 @@ class NetworkxPeer(Peer):
     name = "networkx"
     label = "networkx transitive_closure"
     families = ("tc",)
-    why_not: ClassVar[dict[str, str]] = {"sg": "not a graph closure", "andersen": "not a graph closure",
-               "negagg": "not a graph closure"}
+    why_not: ClassVar[dict[str, str]] = {"sg": "not a graph closure",
+                                          "andersen": "not a graph closure",
+                                          "negagg": "not a graph closure"}
 
     def prepare(self, workload):
         import networkx

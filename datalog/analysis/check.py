@@ -34,6 +34,23 @@ error: variable `x` in the head is not bound in the body
 
 from __future__ import annotations
 
+from datalog.analysis.typecheck import (
+    Scope,
+    aggregates_in,
+    check_clause_types,
+    clause_variables,
+    direct_variables,
+    literal_terms,
+    subterms,
+)
+from datalog.analysis.types import (  # relation_types is part of this module's API
+    TypeTable,
+    check_types,
+    relation_types,
+    word_span,
+)
+from datalog.dialect.functors import FUNCTORS
+from datalog.errors import Diagnostic, did_you_mean
 from datalog.syntax.ast import (
     AGGREGATES,
     Aggregate,
@@ -50,26 +67,9 @@ from datalog.syntax.ast import (
     Variable,
     Wildcard,
 )
-from datalog.errors import Diagnostic, did_you_mean
-from datalog.plan.functors import FUNCTORS
-from datalog.analysis.typecheck import (
-    Scope,
-    aggregates_in,
-    check_clause_types,
-    clause_variables,
-    direct_variables,
-    literal_terms,
-    subterms,
-)
-from datalog.analysis.types import (  # relation_types is part of this module's API
-    TypeTable,
-    check_types,
-    relation_types,
-    word_span,
-)
 
 #: Parameters of `.input` / `.output` directives that the engine reads
-#: (`datalog/plan/io.py`); others are accepted with a warning that they are ignored.
+#: (`datalog/dialect/io.py`); others are accepted with a warning that they are ignored.
 IO_PARAMETERS = ("IO", "filename", "delimiter", "headers")
 IO_KINDS = {"input": ("file", "stdin"), "output": ("file", "stdout"),
             "printsize": ("stdout",)}

@@ -28,9 +28,9 @@ digraph precedence {
 
 from __future__ import annotations
 
-from datalog.syntax.ast import Program
 from datalog.analysis.eqrel import expand_eqrel
 from datalog.analysis.stratify import components, dependency_graph
+from datalog.syntax.ast import Program
 
 
 def _quote(name: str) -> str:

@@ -30,13 +30,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from datalog.syntax.ast import Program
 from datalog.analysis.check import check, sort_diagnostics
 from datalog.analysis.eqrel import expand_eqrel
-from datalog.errors import CheckError, Diagnostic, ParseError
-from datalog.syntax.parser import parse, parse_file
 from datalog.analysis.stratify import Stratum, stratify
 from datalog.analysis.types import relation_types
+from datalog.errors import CheckError, Diagnostic, ParseError
+from datalog.syntax.ast import Program
+from datalog.syntax.parser import parse, parse_file
 
 
 @dataclass(frozen=True)

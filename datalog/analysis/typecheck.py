@@ -7,7 +7,7 @@ in any positive atom takes the type of the term it is equated with. Then every
 term is checked where it is used:
 
 - operators and functors need an overload for their argument types (the tables
-  of :mod:`datalog.plan.functors`); a numeric literal takes the type its context asks
+  of :mod:`datalog.dialect.functors`); a numeric literal takes the type its context asks
   for (``x + 1`` with a ``float`` ``x``: the ``1`` is a float), as the evaluators do;
 - both sides of a comparison have the same primitive type (``contains`` and
   ``match`` take symbols);
@@ -29,6 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from datalog.analysis.types import TypeTable
+from datalog.dialect.functors import BINARY_OPS, COMPARISONS, FUNCTORS, NUMERIC_TYPES, UNARY_OPS
+from datalog.errors import Diagnostic
 from datalog.syntax.ast import (
     Aggregate,
     Atom,
@@ -47,9 +50,6 @@ from datalog.syntax.ast import (
     Wildcard,
     term_variables,
 )
-from datalog.errors import Diagnostic
-from datalog.plan.functors import BINARY_OPS, COMPARISONS, FUNCTORS, NUMERIC_TYPES, UNARY_OPS
-from datalog.analysis.types import TypeTable
 
 # ---------------------------------------------------------------- shared helpers
 

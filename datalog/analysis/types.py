@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 
-from datalog.syntax.ast import PRIMITIVE_TYPES, Program, Span, TypeDecl
 from datalog.errors import CheckError, Diagnostic, did_you_mean
+from datalog.syntax.ast import PRIMITIVE_TYPES, Program, Span, TypeDecl
 
 
 class TypeTable:

@@ -10,8 +10,8 @@ labels of plans and circuits.
 
 from __future__ import annotations
 
+from datalog.dialect.functors import COMPARISONS
 from datalog.syntax import ast
-from datalog.plan.functors import COMPARISONS
 
 
 def substitute_constants(head: ast.Atom, body: tuple) -> tuple[ast.Atom, tuple]:
@@ -71,7 +71,7 @@ def clause_text(head: ast.Atom, body) -> str:
     """The clause as text, for labels: ``path(x, z) :- edge(x, y), path(y, z).``"""
     if not body:
         return f"{_literal_text(head)}."
-    return f"{_literal_text(head)} :- {', '.join(_literal_text(l) for l in body)}."
+    return f"{_literal_text(head)} :- {', '.join(_literal_text(lit) for lit in body)}."
 
 
 def _literal_text(literal) -> str:
@@ -102,5 +102,5 @@ def _term_text(term) -> str:
     if isinstance(term, ast.Functor):
         return f"{term.name}({', '.join(_term_text(a) for a in term.args)})"
     target = f" {_term_text(term.target)}" if term.target is not None else ""
-    body = ", ".join(_literal_text(l) for l in term.body)
+    body = ", ".join(_literal_text(lit) for lit in term.body)
     return f"{term.kind}{target} : {{ {body} }}"

@@ -1,5 +1,5 @@
 """Evaluating plan expressions (:mod:`datalog.plan.ir`) in Python, with Soufflé's
-semantics from :mod:`datalog.plan.functors`.
+semantics from :mod:`datalog.dialect.functors`.
 
 Two forms: :func:`evaluate` interprets an expression on a row (facts, constant
 folding), and :class:`Codegen` turns expressions into Python source text over a
@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from datalog.plan.functors import BINARY_OPS, COMPARISONS, FUNCTORS, UNARY_OPS, Overload
+from datalog.dialect.functors import BINARY_OPS, COMPARISONS, FUNCTORS, UNARY_OPS, Overload
 from datalog.plan.ir import Call, Col, Const, Expr
 
 #: Comparisons that Python's own operators compute exactly as Soufflé does on

@@ -51,7 +51,7 @@ names (``cat``, ``strlen``, ``substr``, ``ord``, ``to_number``, ``to_unsigned``,
 primitive types (``number``, ``unsigned``, ``float``, ``symbol``) of the
 arguments, one per argument: an executor resolves ``(op, len(args), types)`` to
 its implementation of Soufflé's semantics once, before running (in Python:
-``datalog.plan.functors.BINARY_OPS[op].resolve(types)``, ``UNARY_OPS``, ``FUNCTORS``,
+``datalog.dialect.functors.BINARY_OPS[op].resolve(types)``, ``UNARY_OPS``, ``FUNCTORS``,
 ``COMPARISONS``). Integer constants meant as ``float`` are already ``float``.
 ``Const`` values are Python ``int`` (number, unsigned), ``float`` or ``str``.
 

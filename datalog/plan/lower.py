@@ -37,10 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from datalog.syntax import ast
-from datalog.plan.clauses import clause_text, substitute_constants
+from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS
 from datalog.errors import CheckError, Diagnostic
-from datalog.plan.functors import BINARY_OPS, FUNCTORS, UNARY_OPS
+from datalog.plan.clauses import clause_text, substitute_constants
 from datalog.plan.ir import (
     Aggregate,
     Antijoin,
@@ -58,6 +57,7 @@ from datalog.plan.ir import (
     Scan,
     StratumPlan,
 )
+from datalog.syntax import ast
 
 
 def plan_program(checked) -> ProgramPlan:
@@ -115,8 +115,8 @@ def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
     is ``1.5`` in a ``float`` column). A term that is not a constant expression,
     ``range`` (several values) and a failing functor (division by zero) are
     each a :class:`~datalog.errors.CheckError` at the term."""
+    from datalog.dialect.functors import FunctorError
     from datalog.plan.expressions import evaluate
-    from datalog.plan.functors import FunctorError
 
     if isinstance(term, ast.Constant):     # the common case, fast for large fact lists
         return float(term.value) if column_type == "float" else term.value
@@ -221,7 +221,8 @@ class _Pipeline:
     def _bound_args(self, atom: ast.Atom) -> int:
         score = 0
         for arg in atom.args:
-            if isinstance(arg, ast.Constant) or isinstance(arg, ast.Variable) and arg.name in self.slots:
+            if isinstance(arg, ast.Constant) or (isinstance(arg, ast.Variable)
+                                                 and arg.name in self.slots):
                 score += 1
         return score
 

@@ -13,12 +13,12 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from datalog.syntax import ast
+from datalog.dialect.io import format_rows, read_facts, write_files
 from datalog.errors import DatalogError, Diagnostic, did_you_mean
-from datalog.plan.io import format_rows, read_facts, write_files
 from datalog.repl.program import REPL_PATH
 from datalog.repl.render import format_fact, format_value, plural, sort_key
 from datalog.repl.statements import Statement, meta_words
+from datalog.syntax import ast
 
 if TYPE_CHECKING:
     from datalog.repl.interpreter import Repl

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from datalog.syntax.ast import Atom, Variable, Wildcard
 from datalog.plan.lower import fact_value
+from datalog.syntax.ast import Atom, Variable, Wildcard
 
 
 @dataclass(frozen=True)

@@ -38,15 +38,15 @@ from collections.abc import Callable, Iterable
 from typing import IO
 
 import datalog
-from datalog.syntax import ast
 from datalog.analysis.check import check
 from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, ParseError
-from datalog.syntax.parser import parse
 from datalog.plan.lower import fact_row
 from datalog.repl.facts import Pattern
 from datalog.repl.program import REPL_PATH, ProgramText
 from datalog.repl.render import format_change, format_fact, format_ms, plural, sort_key
 from datalog.repl.statements import Statement, StatementReader
+from datalog.syntax import ast
+from datalog.syntax.parser import parse
 
 #: (relation, row) -> +1 (asserted) or -1 (retracted): what the user did, last
 #: statement winning, in the order first done.

@@ -18,26 +18,13 @@ or a *comparison*. Arguments of atoms are *terms*.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+
+from datalog.errors import Span
 
 PRIMITIVE_TYPES = ("number", "unsigned", "float", "symbol")
 AGGREGATES = ("count", "sum", "min", "max", "mean")
-
-
-@dataclass(frozen=True, order=True)
-class Span:
-    """Where a node's text is: file path, 1-based line and column of its first
-    character, and line and column just past its last character."""
-
-    path: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
 
 
 # ---------------------------------------------------------------- terms
@@ -65,7 +52,7 @@ class Constant:
     ``number`` (int), ``unsigned`` (int, written ``1u``), ``float`` or ``symbol``
     (str, escapes already resolved)."""
 
-    value: Union[int, float, str]
+    value: int | float | str
     type: str
     span: Span = field(compare=False)
 
@@ -76,8 +63,8 @@ class BinaryOp:
     bshru`` and the logical ``land lor lxor``."""
 
     op: str
-    left: "Term"
-    right: "Term"
+    left: Term
+    right: Term
     span: Span = field(compare=False)
 
 
@@ -86,7 +73,7 @@ class UnaryOp:
     """A prefix operator: ``-`` (negation), ``bnot``, ``lnot``."""
 
     op: str
-    operand: "Term"
+    operand: Term
     span: Span = field(compare=False)
 
 
@@ -96,7 +83,7 @@ class Functor:
     ``range(lo, hi[, step])`` (a multi-valued functor), ..."""
 
     name: str
-    args: tuple["Term", ...]
+    args: tuple[Term, ...]
     span: Span = field(compare=False)
 
 
@@ -110,12 +97,12 @@ class Aggregate:
     aggregate in the enclosing rule are the grouping variables."""
 
     kind: str
-    target: "Term | None"
-    body: tuple["Literal", ...]
+    target: Term | None
+    body: tuple[Literal, ...]
     span: Span = field(compare=False)
 
 
-Term = Union[Variable, Wildcard, Constant, BinaryOp, UnaryOp, Functor, Aggregate]
+Term = Variable | Wildcard | Constant | BinaryOp | UnaryOp | Functor | Aggregate
 
 
 def term_variables(term: Term) -> Iterator[Variable]:
@@ -171,7 +158,7 @@ class Comparison:
     span: Span = field(compare=False)
 
 
-Literal = Union[Atom, Negation, Comparison]
+Literal = Atom | Negation | Comparison
 
 
 def literal_variables(literal: Literal) -> Iterator[Variable]:

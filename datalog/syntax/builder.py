@@ -21,6 +21,7 @@ so later stages can walk terms recursively.
 
 from __future__ import annotations
 
+from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import (
     Aggregate,
     Atom,
@@ -42,7 +43,6 @@ from datalog.syntax.ast import (
     Variable,
     Wildcard,
 )
-from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.fastfacts import unquote
 from datalog.syntax.preprocess import ColumnMap
 

@@ -18,10 +18,10 @@ callbacks (:mod:`datalog.syntax.builder`) build the AST; syntax errors are put i
 >>> rule = p.rules[0]
 >>> [type(lit).__name__ for lit in rule.body[0]], str(rule.span)
 (['Atom', 'Negation'], '<string>:3:1')
->>> parse('p(x) :- q(x)')
+>>> parse('p(x) :- q(x)')  # doctest: +ELLIPSIS
 Traceback (most recent call last):
   ...
-datalog.errors.ParseError: <string>:1:13: error: expected `.` at the end of the clause, found end of file
+datalog.errors.ParseError: <string>:1:13: error: expected `.` at the end of the clause, ...
     p(x) :- q(x)
                 ^
 hint: is the `.` at the end of the last clause missing?
@@ -37,12 +37,22 @@ from pathlib import Path
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
-from datalog.syntax.ast import Directive, Fact, Plan, Pragma, Program, RelationDecl, Rule, Span, TypeDecl
-from datalog.syntax.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
 from datalog.errors import Diagnostic, ParseError
+from datalog.syntax.ast import (
+    Directive,
+    Fact,
+    Plan,
+    Pragma,
+    Program,
+    RelationDecl,
+    Rule,
+    Span,
+    TypeDecl,
+)
+from datalog.syntax.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
 from datalog.syntax.fastfacts import split_facts
-from datalog.syntax.preprocess import ColumnMap, Macro, preprocess
 from datalog.syntax.messages import describe_syntax_error
+from datalog.syntax.preprocess import ColumnMap, Macro, preprocess
 
 #: How many files deep ``#include`` may nest.
 MAX_INCLUDE_DEPTH = 64

@@ -39,8 +39,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from datalog.syntax.ast import Span
 from datalog.errors import Diagnostic, ParseError
+from datalog.syntax.ast import Span
 
 #: How deeply macro expansions may nest before we call it a loop.
 MAX_EXPANSION_DEPTH = 64

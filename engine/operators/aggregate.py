@@ -19,7 +19,7 @@ positive weight once, whatever its weight (the number of its derivations).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from engine.node import Node
 from engine.zset import EMPTY

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from engine.node import Node
 from engine.trace import ZSetTrace, history_items

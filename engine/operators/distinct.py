@@ -24,7 +24,7 @@ this epoch is not zero (otherwise every later output is zero).
 from __future__ import annotations
 
 import heapq
-from typing import Mapping
+from collections.abc import Mapping
 
 from engine.node import Node
 from engine.time import leq

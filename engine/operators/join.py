@@ -31,7 +31,7 @@ the join loop.
 from __future__ import annotations
 
 import heapq
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from engine.codegen import build_functions, key_expression
 from engine.node import Node

@@ -19,13 +19,11 @@ one tuple from the source to the next non-linear operator.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from engine.codegen import build_function, key_expression, tuple_expression
 from engine.node import Node
 from engine.zset import EMPTY, sum_zsets
-
-
 
 # ---------------------------------------------------------------------------
 # Code generation for fused chains
@@ -121,7 +119,7 @@ class LinearNode(Node):
     def indexed(self) -> bool:
         return self.index is not None
 
-    def absorb(self, consumer: "LinearNode") -> None:
+    def absorb(self, consumer: LinearNode) -> None:
         """Take over the stages of ``consumer``, whose only input is this node."""
         self.stages += consumer.stages
         self.index = consumer.index

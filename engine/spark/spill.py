@@ -59,9 +59,8 @@ engine.errors.EngineError: spill_threshold must be a number of rows (0 or more),
 
 from __future__ import annotations
 
-from engine.errors import EngineError
+from engine.errors import EngineError, SparkUnavailableError
 from engine.operators.join import JoinNode, TraceNode
-from engine.errors import SparkUnavailableError
 from engine.spark.session import INSTALL_HINT, _require_java, get_session, import_pyspark
 from engine.trace import Trace, history_items
 

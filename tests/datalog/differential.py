@@ -3,7 +3,8 @@ evaluator's from-scratch answers.
 
 - :func:`programs` generates random stratified programs over four input
   relations (``e(x: number, y: number)``, ``v(x: number)``, ``s(a: symbol, x:
-  number)``, ``f(a: symbol, p: float)``): groups of derived relations, mutual recursion inside a group,
+  number)``, ``f(a: symbol, p: float)``): groups of derived relations, mutual
+  recursion inside a group,
   negation and aggregates (count, sum, min, max, mean) of lower groups, comparisons,
   constants, symbols, assignments.
 - :func:`transactions` generates sequences of transactions over the inputs, drawn

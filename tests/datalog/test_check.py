@@ -7,11 +7,11 @@ import time
 import pytest
 
 from datalog.analysis.check import check, relation_types
-from datalog.errors import CheckError
 from datalog.analysis.frontend import diagnose, load
-from datalog.syntax.parser import parse
 from datalog.analysis.stratify import dependency_graph, stratify
 from datalog.analysis.types import TypeTable
+from datalog.errors import CheckError
+from datalog.syntax.parser import parse
 
 
 def messages(text: str, severity: str | None = None) -> list[str]:

@@ -5,8 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from datalog.errors import EvaluationError
-from datalog.plan.functors import (
+from datalog.dialect.functors import (
     BINARY_OPS,
     COMPARISONS,
     FUNCTORS,
@@ -17,6 +16,7 @@ from datalog.plan.functors import (
     UNSIGNED_MAX,
     FunctorError,
 )
+from datalog.errors import EvaluationError
 
 numbers = st.integers(NUMBER_MIN, NUMBER_MAX)
 unsigneds = st.integers(0, UNSIGNED_MAX)

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from datalog.analysis.check import check
-from datalog.errors import DatalogError
 from datalog.analysis.frontend import load
-from datalog.syntax.parser import parse
 from datalog.analysis.stratify import dependency_graph, stratify
+from datalog.errors import DatalogError
+from datalog.syntax.parser import parse
 
 FUZZ = settings(max_examples=int(os.environ.get("DATALOG_FUZZ_EXAMPLES", "150")),
                 deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from datalog.errors import ParseError
 from datalog.syntax.ast import (
     Aggregate,
     Atom,
@@ -20,7 +21,6 @@ from datalog.syntax.ast import (
     Variable,
     Wildcard,
 )
-from datalog.errors import ParseError
 from datalog.syntax.parser import MAX_ALTERNATIVES, MAX_DEPTH, parse, parse_file
 
 

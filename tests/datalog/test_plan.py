@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from datalog.errors import CheckError
 from datalog.analysis.frontend import load
-from datalog.plan.lower import plan_program
+from datalog.errors import CheckError
 from datalog.plan.ir import Aggregate, Antijoin, Assign, Filter, Join, Scan
+from datalog.plan.lower import plan_program
 
 DECLS = """
 .decl e(x: number, y: number)

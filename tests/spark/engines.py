@@ -17,7 +17,7 @@ ENGINES = ("local", "spark")
 def run(engine: str, program: str, facts: str, out: str, spark=None,
         **options) -> tuple[dict[str, str], str]:
     if engine == "local":
-        from datalog.plan.io import write_files
+        from datalog.dialect.io import write_files
         from datalog.runner import run_file
 
         result = run_file(program, facts, out, options.get("max_iterations"))

@@ -12,10 +12,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from datalog.api import Program
+from datalog.backends.spark.errors import (
+    FactFileError,
+    SparkEvaluationError,
+    SparkIterationLimitError,
+)
+from datalog.backends.spark.run import run_on_spark
 from datalog.errors import DatalogError
 from engine.errors import EngineError
-from datalog.backends.spark.errors import FactFileError, SparkEvaluationError, SparkIterationLimitError
-from datalog.backends.spark.run import run_on_spark
 from tests.spark.engines import run
 
 pytestmark = pytest.mark.spark

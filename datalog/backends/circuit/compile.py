@@ -40,11 +40,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datalog.syntax.ast import Span
+from datalog.dialect.functors import WRAP, FunctorError
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
 from datalog.plan.expressions import Codegen
-from datalog.plan.functors import WRAP, FunctorError
-from engine import Circuit, EngineError
 from datalog.plan.ir import (
     Aggregate,
     Antijoin,
@@ -57,6 +55,8 @@ from datalog.plan.ir import (
     Scan,
     StratumPlan,
 )
+from datalog.syntax.ast import Span
+from engine import Circuit, EngineError
 
 UNIT = "$unit"
 """The source holding the single empty row ``()`` from epoch 0 on: where pipelines

@@ -49,7 +49,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import contextmanager
 
-from datalog.plan.ir import Join, ProgramPlan, RulePlan, StratumPlan
 from datalog.backends.spark.errors import (
     SparkEngineError,
     SparkIterationLimitError,
@@ -57,6 +56,7 @@ from datalog.backends.spark.errors import (
 )
 from datalog.backends.spark.expressions import F
 from datalog.backends.spark.pipeline import SPARK_TYPES, PipelineCompiler, relation_schema
+from datalog.plan.ir import Join, ProgramPlan, RulePlan, StratumPlan
 
 #: Merge the pieces of an accumulated relation once it has this many.
 MAX_PIECES = 8

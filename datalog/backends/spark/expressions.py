@@ -1,6 +1,6 @@
 """Plan expressions as Spark Column expressions, with Soufflé's semantics.
 
-The semantics are those of ``datalog/plan/functors.py`` (the one definition the local
+The semantics are those of ``datalog/dialect/functors.py`` (the one definition the local
 engine and the reference evaluator use); this module computes the same values
 with Spark's own expressions, so they run in the JVM, fused into whole-stage
 code, and work over Spark Connect. No Python UDF is needed.
@@ -33,8 +33,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from datalog.plan.ir import Call, Col, Const, Expr
 from datalog.backends.spark.errors import FUNCTOR_MARK
+from datalog.plan.ir import Call, Col, Const, Expr
 
 SIGN_BIT = -(2**63)
 TWO_64 = 2**64

@@ -1,6 +1,6 @@
 """Fact files in and output files out, by Spark, in the local engine's format.
 
-Inputs (the conventions of ``datalog/plan/io.py``): ``.input r`` reads
+Inputs (the conventions of ``datalog/dialect/io.py``): ``.input r`` reads
 ``FACTS/r.facts`` (or the directive's ``filename=``): one row per line, columns
 separated by a tab (or ``delimiter=``), symbols unquoted, ``headers=true`` skips
 the first line, blank lines are skipped. Spark's CSV reader reads each file as
@@ -33,10 +33,10 @@ import re
 import shutil
 import tempfile
 
-from datalog.plan.ir import IOPlan, RelationPlan
 from datalog.backends.spark.errors import FactFileError, SparkEngineError
 from datalog.backends.spark.expressions import F, big, flip, parse_float, text, unsigned_decimal
 from datalog.backends.spark.pipeline import SPARK_TYPES
+from datalog.plan.ir import IOPlan, RelationPlan
 
 #: The mark of a bad input row inside a Spark error: ``[path] message|line``.
 DATA_MARK = "datalog data error "

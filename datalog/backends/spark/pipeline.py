@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from datalog.plan.ir import Aggregate, Antijoin, Assign, Col, Filter, Join, RulePlan, Scan
 from datalog.backends.spark.expressions import (
     F,
     Scope,
@@ -41,6 +40,7 @@ from datalog.backends.spark.expressions import (
     type_of,
     unsigned_decimal,
 )
+from datalog.plan.ir import Aggregate, Antijoin, Assign, Col, Filter, Join, RulePlan, Scan
 
 SPARK_TYPES = {"number": "long", "unsigned": "long", "float": "double", "symbol": "string"}
 
@@ -151,8 +151,8 @@ class PipelineCompiler:
         wanted = sorted({c for c, _ in step.keys} | set(step.columns))
         right = relation.select(*[f.col(f"c{c}").alias(f"r{depth}_{c}") for c in wanted])
         if step.keys:
-            condition = [f.col(l) == f.col(f"r{depth}_{c}")
-                         for l, (c, _) in zip(left_keys, step.keys)]
+            condition = [f.col(left) == f.col(f"r{depth}_{c}")
+                         for left, (c, _) in zip(left_keys, step.keys)]
             joined = df.join(right, on=condition, how="inner")
         else:
             joined = df.crossJoin(right)
@@ -171,7 +171,8 @@ class PipelineCompiler:
         df, left_keys = self._keys(df, step.keys, scope, types, depth)
         right = relation.select(*[f.col(f"c{c}").alias(f"n_{c}") for c, _ in step.keys])
         if step.keys:
-            condition = [f.col(l) == f.col(f"n_{c}") for l, (c, _) in zip(left_keys, step.keys)]
+            condition = [f.col(left) == f.col(f"n_{c}")
+                         for left, (c, _) in zip(left_keys, step.keys)]
             out = df.join(right, on=condition, how="left_anti")
         else:
             out = df.join(right, how="left_anti")

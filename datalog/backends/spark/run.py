@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datalog.plan.ir import ProgramPlan
 from datalog.backends.spark.errors import SparkEngineError
 from datalog.backends.spark.executor import (
     SparkExecutor,
@@ -28,6 +27,7 @@ from datalog.backends.spark.executor import (
     translate,
 )
 from datalog.backends.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
+from datalog.plan.ir import ProgramPlan
 from engine.spark.session import get_session
 
 OUTPUT_FORMATS = ("csv", "parquet")

@@ -35,11 +35,14 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from datalog.syntax.ast import Span
+from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.errors import DataError, Diagnostic
-from datalog.plan.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
-from datalog.plan.ir import IOPlan, RelationPlan
+from datalog.syntax.ast import Span
+
+if TYPE_CHECKING:  # the plan's types, read by attribute only: the dialect sits below the plan
+    from datalog.plan.ir import IOPlan, RelationPlan
 
 
 def _unescape(text: str) -> str:

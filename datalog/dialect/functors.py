@@ -563,7 +563,7 @@ True
 >>> BINARY_OPS["/"].resolve(("number", "number"))(1, 0)
 Traceback (most recent call last):
     ...
-datalog.plan.functors.FunctorError: error: division by zero
+datalog.dialect.functors.FunctorError: error: division by zero
 """,
     "UNARY_OPS": """
 >>> UNARY_OPS["-"].resolve(("number",))(5), UNARY_OPS["lnot"].resolve(("number",))(0)
@@ -590,7 +590,7 @@ True
 >>> call("to_number", ("symbol",), "12abc")
 Traceback (most recent call last):
     ...
-datalog.plan.functors.FunctorError: error: to_number: '12abc' is not a number
+datalog.dialect.functors.FunctorError: error: to_number: '12abc' is not a number
 """,
     "COMPARISONS": """
 >>> COMPARISONS["<"].resolve(("symbol", "symbol"))("apple", "banana")
