@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datalog.syntax.ast import Atom, Program
+from datalog.syntax.ast import Atom, Module
 from datalog.syntax.parser import parse, parse_file
 
 PROGRAMS_DIR = Path(__file__).resolve().parent.parent / "programs"
@@ -52,7 +52,7 @@ class Step:
 class ExampleProgram:
     name: str
     directory: Path
-    program: Program = field(repr=False, compare=False)
+    program: Module = field(repr=False, compare=False)
 
     @property
     def path(self) -> Path:

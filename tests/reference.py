@@ -67,8 +67,8 @@ from datalog.syntax.ast import (
     Comparison,
     Constant,
     Functor,
+    Module,
     Negation,
-    Program,
     Span,
     Term,
     UnaryOp,
@@ -82,7 +82,7 @@ Binding = dict[str, Any]
 Database = dict[str, set[tuple]]
 
 
-def evaluate(program: Program, inputs: Mapping[str, set[tuple]] | None = None,
+def evaluate(program: Module, inputs: Mapping[str, set[tuple]] | None = None,
              max_iterations: int = 100_000) -> Database:
     """Every declared relation of ``program`` (name -> set of tuples) after
     evaluating it over ``inputs`` (name -> tuples added to that relation)."""
@@ -145,7 +145,7 @@ def equivalence_closure(pairs: set[tuple]) -> set[tuple]:
 # ---------------------------------------------------------------- program analysis
 
 
-def column_types(program: Program) -> dict[str, tuple[str, ...]]:
+def column_types(program: Module) -> dict[str, tuple[str, ...]]:
     """The primitive type of each column of each declared relation."""
     decls = {t.name: t for t in program.types}
 
@@ -176,7 +176,7 @@ def body_relations(literals: tuple) -> Iterator[str]:
                 yield from body_relations(agg.body)
 
 
-def strata(program: Program) -> list[set[str]]:
+def strata(program: Module) -> list[set[str]]:
     """The strongly connected components of the dependency graph, each before
     every component that reads it."""
     graph = nx.DiGraph()
@@ -210,7 +210,7 @@ def _coerce_row(row: tuple, columns: tuple[str, ...]) -> tuple:
     return tuple(_coerce(v, c) for v, c in zip(row, columns))
 
 
-def _error(message: str, span: Span | None, program: Program) -> EvaluationError:
+def _error(message: str, span: Span | None, program: Module) -> EvaluationError:
     return EvaluationError([Diagnostic("error", message, span)], dict(program.sources))
 
 
@@ -224,7 +224,7 @@ class Clause:
     with every ``_`` renamed to a distinct fresh variable (``_#1``, ...)."""
 
     def __init__(self, head: Atom, body: tuple, columns: dict[str, tuple[str, ...]],
-                 program: Program, indexes: dict | None = None):
+                 program: Module, indexes: dict | None = None):
         self.head, self.body, self.columns, self.program = head, body, columns, program
         self.indexes = {} if indexes is None else indexes
         self.db: Database = {}

@@ -1,6 +1,6 @@
 """AST -> diagnostics, types and strata: the second stage of the pipeline.
 
-Takes a parsed :class:`~datalog.syntax.ast.Program` and gives either a
+Takes a parsed :class:`~datalog.syntax.ast.Module` and gives either a
 :class:`~datalog.analysis.frontend.CheckedProgram` (the program after its
 transforms, every relation's column types, the strata in dependency order) or a
 :class:`~datalog.errors.CheckError` with every error and warning.

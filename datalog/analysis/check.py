@@ -60,8 +60,8 @@ from datalog.syntax.ast import (
     Fact,
     Functor,
     Literal,
+    Module,
     Negation,
-    Program,
     RelationDecl,
     Span,
     Variable,
@@ -78,7 +78,7 @@ IO_KINDS = {"input": ("file", "stdin"), "output": ("file", "stdout"),
 _BOOLEANS = ("true", "false", "1", "0", "yes", "no")
 
 
-def check(program: Program) -> list[Diagnostic]:
+def check(program: Module) -> list[Diagnostic]:
     """Every error and warning of ``program``, sorted by place."""
     table = TypeTable(program)
     diagnostics = check_types(program, table)
@@ -106,7 +106,7 @@ def errors(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 # ---------------------------------------------------------------- declarations
 
 
-def check_declarations(program: Program, table: TypeTable) -> list[Diagnostic]:
+def check_declarations(program: Module, table: TypeTable) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     sources = dict(program.sources)
     first: dict[str, RelationDecl] = {}
@@ -179,7 +179,7 @@ def _undefined(name: str, declared: list[str], span: Span) -> Diagnostic:
 # ---------------------------------------------------------------- clauses
 
 
-def check_clauses(program: Program) -> list[Diagnostic]:
+def check_clauses(program: Module) -> list[Diagnostic]:
     """Relations, arities, functors, ground facts, range restriction, singletons."""
     decls: dict[str, RelationDecl] = {}
     for decl in program.relations:

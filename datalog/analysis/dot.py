@@ -30,14 +30,14 @@ from __future__ import annotations
 
 from datalog.analysis.eqrel import expand_eqrel
 from datalog.analysis.stratify import components, dependency_graph
-from datalog.syntax.ast import Program
+from datalog.syntax.ast import Module
 
 
 def _quote(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def precedence_dot(program: Program) -> str:
+def precedence_dot(program: Module) -> str:
     """The dependency graph of ``program`` (``eqrel`` expanded) as DOT text."""
     graph = dependency_graph(expand_eqrel(program))
     lines = ["digraph precedence {", "  rankdir=LR;",

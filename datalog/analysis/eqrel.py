@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from datalog.syntax.ast import Atom, Program, RelationDecl, Rule, Variable, Wildcard
+from datalog.syntax.ast import Atom, Module, RelationDecl, Rule, Variable, Wildcard
 
 
 def eqrel_rules(decl: RelationDecl) -> tuple[Rule, ...]:
@@ -41,7 +41,7 @@ def eqrel_rules(decl: RelationDecl) -> tuple[Rule, ...]:
     )
 
 
-def expand_eqrel(program: Program) -> Program:
+def expand_eqrel(program: Module) -> Module:
     """``program`` with the closure rules of every (binary) ``eqrel`` relation."""
     extra: list[Rule] = []
     seen: set[str] = set()

@@ -35,7 +35,7 @@ from datalog.analysis.eqrel import expand_eqrel
 from datalog.analysis.stratify import Stratum, stratify
 from datalog.analysis.types import relation_types
 from datalog.errors import CheckError, Diagnostic, ParseError
-from datalog.syntax.ast import Program
+from datalog.syntax.ast import Module
 from datalog.syntax.parser import parse, parse_file
 
 
@@ -45,13 +45,13 @@ class CheckedProgram:
     expanded), ``types`` (relation -> primitive type of each column), ``strata``
     in dependency order, and the ``warnings`` the checks found."""
 
-    program: Program
+    program: Module
     types: dict[str, tuple[str, ...]]
     strata: tuple[Stratum, ...]
     warnings: tuple[Diagnostic, ...]
 
 
-def diagnose(program: Program) -> list[Diagnostic]:
+def diagnose(program: Module) -> list[Diagnostic]:
     """Every error and warning: the checks, then stratification (sorted by place)."""
     diagnostics = check(program)
     try:
@@ -71,7 +71,7 @@ def diagnose_file(path: str | os.PathLike) -> tuple[list[Diagnostic], dict[str, 
     return diagnose(program), dict(program.sources)
 
 
-def check_program(program: Program) -> CheckedProgram:
+def check_program(program: Module) -> CheckedProgram:
     """Check and stratify a parsed program; raises :class:`CheckError` with every
     error."""
     diagnostics = diagnose(program)

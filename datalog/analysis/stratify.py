@@ -34,7 +34,7 @@ import networkx as nx
 
 from datalog.analysis.typecheck import aggregates_in, literal_terms
 from datalog.errors import CheckError, Diagnostic
-from datalog.syntax.ast import Aggregate, Atom, Literal, Negation, Program
+from datalog.syntax.ast import Aggregate, Atom, Literal, Module, Negation
 
 _STRENGTH = {"positive": 0, "aggregate": 1, "negative": 2}
 
@@ -66,7 +66,7 @@ def _aggregate_reads(agg: Aggregate):
         yield relation, ("negative" if kind == "negative" else "aggregate"), span
 
 
-def dependency_graph(program: Program) -> nx.DiGraph:
+def dependency_graph(program: Module) -> nx.DiGraph:
     """Relations as nodes, ``q -> p`` when a rule for ``p`` reads ``q``."""
     graph = nx.DiGraph()
     for decl in program.relations:
@@ -86,7 +86,7 @@ def dependency_graph(program: Program) -> nx.DiGraph:
     return graph
 
 
-def stratify(program: Program, graph: nx.DiGraph | None = None) -> list[Stratum]:
+def stratify(program: Module, graph: nx.DiGraph | None = None) -> list[Stratum]:
     """The strata of ``program`` in dependency order. Raises :class:`CheckError`
     when a negative or aggregate edge lies inside a component (one diagnostic per
     such edge)."""

@@ -40,8 +40,8 @@ from datalog.syntax.ast import (
     Constant,
     Functor,
     Literal,
+    Module,
     Negation,
-    Program,
     RelationDecl,
     Span,
     Term,
@@ -146,7 +146,7 @@ def flexible(term: Term) -> bool:
 # ---------------------------------------------------------------- checking
 
 
-def check_clause_types(program: Program, table: TypeTable) -> list[Diagnostic]:
+def check_clause_types(program: Module, table: TypeTable) -> list[Diagnostic]:
     decls: dict[str, RelationDecl] = {}
     for decl in program.relations:
         decls.setdefault(decl.name, decl)

@@ -28,14 +28,14 @@ from __future__ import annotations
 import re
 
 from datalog.errors import CheckError, Diagnostic, did_you_mean
-from datalog.syntax.ast import PRIMITIVE_TYPES, Program, Span, TypeDecl
+from datalog.syntax.ast import PRIMITIVE_TYPES, Module, Span, TypeDecl
 
 
 class TypeTable:
     """The user types of a program, resolved. Unknown or cyclic types resolve to
     ``None`` (:func:`check_types` reports them)."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Module):
         self.decls: dict[str, TypeDecl] = {}
         for decl in program.types:
             self.decls.setdefault(decl.name, decl)
@@ -148,7 +148,7 @@ def word_span(sources: dict[str, str], span: Span | None, word: str) -> Span | N
     return span
 
 
-def check_types(program: Program, table: TypeTable) -> list[Diagnostic]:
+def check_types(program: Module, table: TypeTable) -> list[Diagnostic]:
     """Duplicate, unknown, cyclic and mixed type declarations."""
     out: list[Diagnostic] = []
     sources = dict(program.sources)
@@ -200,7 +200,7 @@ def _cyclic(name: str, table: TypeTable) -> bool:
     return False
 
 
-def relation_types(program: Program) -> dict[str, tuple[str, ...]]:
+def relation_types(program: Module) -> dict[str, tuple[str, ...]]:
     """The primitive type of each column of each declared relation (the first
     declaration of a name counts). Raises :class:`CheckError` for a column whose
     type is unknown (:func:`datalog.analysis.check.check` reports those first)."""

@@ -63,7 +63,7 @@ from datalog.syntax import ast
 def plan_program(checked) -> ProgramPlan:
     """The :class:`~datalog.plan.ir.ProgramPlan` of a ``CheckedProgram`` (as returned by
     :func:`datalog.analysis.frontend.load`): relations, facts, directives and strata."""
-    program: ast.Program = checked.program
+    program: ast.Module = checked.program
     types: dict[str, tuple[str, ...]] = dict(checked.types)
     relations = {}
     for decl in program.relations:
@@ -92,7 +92,7 @@ def plan_program(checked) -> ProgramPlan:
                        tuple(directives["printsize"]))
 
 
-def _sources(program: ast.Program) -> dict[str, str]:
+def _sources(program: ast.Module) -> dict[str, str]:
     return dict(program.sources)
 
 
@@ -124,7 +124,7 @@ def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
     if problem is not None:
         message, span, hint = problem
         raise CheckError([Diagnostic("error", message, span, hint)], sources)
-    expr, _ = _Pipeline({}, sources).expr(term, column_type)
+    expr, _ = _PipelinePlanner({}, sources).expr(term, column_type)
     try:
         value = evaluate(expr, ())
     except FunctorError as exc:   # division by zero, to_number("x"), ...
@@ -156,7 +156,7 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
     label = clause_text(head, tuple(body))
     head, body = substitute_constants(head, tuple(body))
     span = head.span
-    pipeline = _Pipeline(types, sources or {})
+    pipeline = _PipelinePlanner(types, sources or {})
     outer = _outer_variables((head,), body)
     pipeline.plan(body, outer, extra_terms=head.args)
     column_types = types[head.relation]
@@ -168,7 +168,7 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
 # ---------------------------------------------------------------- the pipeline
 
 
-class _Pipeline:
+class _PipelinePlanner:
     """The planning state of one pipeline: bound variables and their slots."""
 
     def __init__(self, types, sources, seed: Iterable[tuple[str, str]] = ()):
@@ -438,7 +438,7 @@ class _Pipeline:
         order = [v.name for v in _term_vars(term) if v.name in correlated]
         seed_names = list(dict.fromkeys(order))
         seed = tuple(self.slots[n] for n in seed_names)
-        inner = _Pipeline(self.types, self.sources,
+        inner = _PipelinePlanner(self.types, self.sources,
                           [(n, self.slot_types[self.slots[n]]) for n in seed_names])
         inner.counter = self.counter
         inner.scan_allowed = False    # the row starts with the seed, even if empty

@@ -318,7 +318,7 @@ class Repl:
         self.text = text
         self.program = program
         self.session = session
-        self.ast: ast.Program = checked.program
+        self.ast: ast.Module = checked.program
         self.decls = {decl.name: decl for decl in self.ast.relations}
         self.types: dict[str, tuple[str, ...]] = dict(checked.types)
         outputs = self.ast.relations_with("output")
@@ -329,7 +329,7 @@ class Repl:
     # ------------------------------------------------------------ checking
 
     def _parse_alone(self, statement: Statement, text: str, exact: bool,
-                     what: str) -> ast.Program:
+                     what: str) -> ast.Module:
         """Parse one statement on its own; ``exact``: with positions as in the
         session (else its first line is line 1, which parses faster late in a
         long session). ``what`` it is for (``asserted``, ``retracted``,
@@ -343,10 +343,10 @@ class Repl:
             raise self._statement_error(statement, f"{kind} cannot be {what}", hint)
         return parsed
 
-    def _check_facts(self, parsed: ast.Program) -> None:
+    def _check_facts(self, parsed: ast.Module) -> None:
         """The front end's checks of the facts, against the program's
         declarations."""
-        alone = ast.Program(types=self.ast.types, relations=self.ast.relations,
+        alone = ast.Module(types=self.ast.types, relations=self.ast.relations,
                             facts=parsed.facts,
                             sources=tuple(self.ast.sources) + tuple(parsed.sources))
         errors = [d for d in check(alone) if d.severity == "error" and d.span is not None
@@ -359,7 +359,7 @@ class Repl:
         arity, constants of the columns' types) with its variables and wildcards
         standing in as constants of their columns' types."""
         types = self.types.get(atom.relation, ())
-        probe = ast.Program(types=self.ast.types, relations=self.ast.relations,
+        probe = ast.Module(types=self.ast.types, relations=self.ast.relations,
                             facts=(ast.Fact(_ground(atom, types), atom.span),),
                             sources=tuple(self.ast.sources) + tuple(sources.items()))
         errors = [d for d in check(probe) if d.severity == "error"]

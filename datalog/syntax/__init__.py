@@ -1,7 +1,7 @@
 """Text -> AST: the first stage of the pipeline.
 
 Takes program text (a file with its ``#include`` s, or a string) and gives a
-:class:`datalog.syntax.ast.Program` whose every node carries its
+:class:`datalog.syntax.ast.Module` whose every node carries its
 :class:`~datalog.errors.Span`; syntax errors are a
 :class:`~datalog.errors.ParseError` with every error of the file.
 

@@ -5,11 +5,13 @@ compilation, the Spark executor) can point an error at the exact text. Nodes are
 plain data: no behaviour beyond small derived views (``variables()``,
 ``Rule.clauses()``).
 
-Vocabulary (the language side): a *program* holds *declarations* (of types and
-relations), *directives* (``.input``/``.output``/``.printsize``), *facts* and
-*rules*. A rule has one or more *head* atoms and a *body*: a disjunction of
-conjunctions of *literals*. A literal is a positive *atom*, a *negation* of an atom,
-or a *comparison*. Arguments of atoms are *terms*.
+Vocabulary (the language side): a *module* (:class:`Module`: the whole text of a
+program after ``#include``; :class:`datalog.Program` is the API's compiled program)
+holds *declarations* (of types and relations), *directives*
+(``.input``/``.output``/``.printsize``), *facts* and *rules*. A rule has one or
+more *head* atoms and a *body*: a disjunction of conjunctions of *literals*. A
+literal is a positive *atom*, a *negation* of an atom, or a *comparison*.
+Arguments of atoms are *terms*.
 
 >>> s = Span("p.dl", 1, 1, 1, 2)
 >>> Atom("edge", (Variable("x", s), Constant(2, "number", s)), s).variables()
@@ -276,7 +278,7 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class Program:
+class Module:
     """A whole program, possibly assembled from several files by ``#include``.
     Items of each kind are in source order."""
 

@@ -1,7 +1,7 @@
 """Text -> AST: the Soufflé dialect parsed with lark (LALR) into :mod:`datalog.syntax.ast`.
 
 :func:`parse` reads one program text, :func:`parse_file` a file; both follow
-``#include`` (see :mod:`datalog.syntax.preprocess`) and return a :class:`Program` whose
+``#include`` (see :mod:`datalog.syntax.preprocess`) and return a :class:`Module` whose
 nodes carry their spans. Syntax errors raise :class:`ParseError` with the place,
 the line, a caret and, where there is a likely fix, a hint.
 
@@ -41,9 +41,9 @@ from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import (
     Directive,
     Fact,
+    Module,
     Plan,
     Pragma,
-    Program,
     RelationDecl,
     Rule,
     Span,
@@ -230,18 +230,18 @@ def _syntax_error(e: UnexpectedInput, text: str, path: str, columns, lark: Lark,
     return ParseError([Diagnostic("error", message, span, hint)], sources)
 
 
-def _assemble(items: list, sources: dict[str, str]) -> Program:
+def _assemble(items: list, sources: dict[str, str]) -> Module:
     kinds: dict[type, list] = {TypeDecl: [], RelationDecl: [], Directive: [], Fact: [],
                                Rule: [], Pragma: [], Plan: []}
     for item in items:
         kinds[type(item)].append(item)
-    return Program(types=tuple(kinds[TypeDecl]), relations=tuple(kinds[RelationDecl]),
+    return Module(types=tuple(kinds[TypeDecl]), relations=tuple(kinds[RelationDecl]),
                    directives=tuple(kinds[Directive]), facts=tuple(kinds[Fact]),
                    rules=tuple(kinds[Rule]), pragmas=tuple(kinds[Pragma]),
                    plans=tuple(kinds[Plan]), sources=tuple(sources.items()))
 
 
-def parse(text: str, path: str = "<string>") -> Program:
+def parse(text: str, path: str = "<string>") -> Module:
     """Parse a program given as text; ``path`` names it in diagnostics and is the
     folder ``#include`` is relative to."""
     if not isinstance(text, str):
@@ -250,7 +250,7 @@ def parse(text: str, path: str = "<string>") -> Program:
     return _assemble(loader.load(text, path), loader.sources)
 
 
-def parse_file(path: str | os.PathLike) -> Program:
+def parse_file(path: str | os.PathLike) -> Module:
     """Parse the program in the file at ``path`` (and the files it includes)."""
     path = os.fspath(path)
     try:

@@ -219,12 +219,12 @@ class _Compiler:
     # ------------------------------------------------------------ rules
 
     def _rule(self, rule: RulePlan, scope: _Scope):
-        pipeline = _Pipeline(self, scope, rule)
+        pipeline = _PipelineBuilder(self, scope, rule)
         stream = pipeline.run(rule.steps, start=None, width=0)
         return pipeline.flush(stream, project=rule.head)
 
 
-class _Pipeline:
+class _PipelineBuilder:
     """Compiles one rule's steps into operators, fusing runs of filters and
     assignments into generated functions."""
 
@@ -361,7 +361,7 @@ class _Pipeline:
                 .distinct(label="aggregate seeds")
             result = self._aggregate_table(seeds, step)
             return left.join(result.index_by(tuple(range(k))), combine, label=label)
-        root = _Pipeline(self.compiler, self.compiler.root, self.rule)
+        root = _PipelineBuilder(self.compiler, self.compiler.root, self.rule)
         table = root._aggregate_table(root._candidate_seeds(step), step)
         right = self.scope.circuit.import_(table, label=f"{step.kind} table")\
             .index_by(tuple(range(k)))
@@ -404,7 +404,7 @@ class _Pipeline:
         """``seed + (result,)`` for every seed of ``seeds`` whose group has a
         result (count and sum always have one: 0 for an empty body)."""
         k = len(step.seed)
-        body = _Pipeline(self.compiler, self.scope, self.rule)
+        body = _PipelineBuilder(self.compiler, self.scope, self.rule)
         rows = body.run(step.body, start=seeds, width=k)
         target = step.target
         # body rows -> key + (1, target); seeds -> key + (0, None): every seed
