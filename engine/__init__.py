@@ -11,16 +11,34 @@ ZSet
     between two versions of one.
 IndexedZSet
     key -> value -> weight; the value is the whole row, the key some columns.
-Timestamp
-    ``(epoch, iteration)``: compared in the product order; the collection at
-    ``t`` is the sum of the differences at all times ``<= t``.
+batch
+    What one node emits (or a source is given) at one time: the difference
+    there, a ZSet or an IndexedZSet. A transaction gives each changed input
+    relation's source one batch.
+time
+    When a difference happens. In the root circuit it is the **epoch** ``e``
+    alone; in a child circuit it is ``(epoch, iteration)``. Child circuits nest
+    one level deep (one per recursive component), so no time has more than two
+    coordinates, and the runtime passes the iteration as a plain int next to
+    the epoch it is in. Times are compared in the **product order** (never
+    lexicographically): the collection at ``t`` is the sum of the differences
+    at all times ``<= t``. :class:`Timestamp` is the same as a value, for
+    readers and tests.
 epoch
     One tick of the root clock: one transaction (epoch 0 is the bulk load).
 iteration
     One tick of a child circuit's clock within an epoch.
+scope
+    A clock level, as nodes see it: scope 0 is the root clock (epochs), scope 1
+    a child circuit's (iterations); every node gets ``clock_start(scope, t)``
+    and ``clock_stop(scope, t)`` (see :mod:`engine.node`).
 Trace
     The history of an indexed Z-set: key -> value -> time -> weight, with past
     epochs compacted into one.
+history
+    Inside a child circuit's trace, the weights of one (key, value) by
+    iteration: ``iteration -> weight`` for the past epochs merged, and again for
+    the current epoch (stored compactly: see :mod:`engine.trace`).
 Circuit
     The root circuit: nodes evaluated in topological order once per epoch.
 ChildCircuit

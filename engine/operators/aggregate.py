@@ -19,7 +19,7 @@ positive weight once, whatever its weight (the number of its derivations).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from engine.node import Node
 from engine.zset import EMPTY
@@ -126,18 +126,3 @@ class AggregateNode(Node):
 
     def describe_args(self) -> str:
         return f"aggregate {getattr(self.fn, '__name__', 'fn')}"
-
-
-def aggregate(fn: Callable, indexed: Mapping) -> dict:
-    """The Aggregate operator of the specification on one indexed Z-set.
-
-    >>> aggregate(count, {1: {"foo": 1, "bar": 1}, 2: {"baz": 1}})
-    {(1, 2): 1, (2, 1): 1}
-    """
-    out = {}
-    for key, group in indexed.items():
-        items = sorted((v, w) for v, w in group.items() if w > 0)
-        result = fn(items) if items else None
-        if result is not None:
-            out[(key if type(key) is tuple else (key,)) + (result,)] = 1
-    return out

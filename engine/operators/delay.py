@@ -10,13 +10,10 @@
 * **Integrate** (Trace Append followed by Consolidate): ``out(t) = I(x)(t)``,
   the whole collection, as a stream.
 
->>> consolidate([(0, 0, 0, 1), (0, 0, 0, -1), (0, 1, 0, 1), (0, 1, 0, 1)])
-{(0, 1): 2}
+The specification's own definitions on plain data are in ``tests/engine/spec.py``.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 from engine.node import Node
 from engine.trace import ZSetTrace, history_items
@@ -103,49 +100,3 @@ class IntegrateNode(Node):
 
     def describe_args(self) -> str:
         return "integrate"
-
-
-# ---------------------------------------------------------------------------
-# The operators of the specification on plain data (traces as entry lists)
-
-
-def trace_append(trace: list, batch: Mapping, time) -> list:
-    """Trace Append: the trace (list of ``(row, time, weight)``) with the batch
-    added at ``time``.
-
-    >>> trace_append([(1, 0, 1)], {2: 1}, 1)
-    [(1, 0, 1), (2, 1, 1)]
-    """
-    return trace + [(row, time, w) for row, w in batch.items()]
-
-
-def untimed_trace_append(trace: dict, batch: Mapping) -> dict:
-    """Untimed Trace Append: the trace as one Z-set, with the batch added.
-
-    >>> untimed_trace_append({1: 1}, {1: -1, 2: 1})
-    {2: 1}
-    """
-    return add_into(dict(trace), batch)
-
-
-def delay_trace(traces: list, t: int) -> list:
-    """Delay Trace: the trace as it was at the previous time (``[]`` at 0).
-
-    >>> delay_trace([[(1, 0, 1)], [(1, 0, 1), (2, 1, 1)]], 1)
-    [(1, 0, 1)]
-    """
-    return traces[t - 1] if t > 0 else []
-
-
-def consolidate(entries) -> dict:
-    """Consolidate: merge trace entries ``(key, value, time, weight)`` into one
-    Z-set of ``(key, value)`` rows (times summed away, zeros dropped)."""
-    out: dict = {}
-    for key, value, _time, weight in entries:
-        row = (key, value)
-        total = out.get(row, 0) + weight
-        if total:
-            out[row] = total
-        else:
-            del out[row]
-    return out

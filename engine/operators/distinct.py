@@ -24,10 +24,8 @@ this epoch is not zero (otherwise every later output is zero).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping
 
 from engine.node import Node
-from engine.time import leq
 from engine.trace import MASK, SHIFT, ZSetTrace, history_add
 from engine.zset import EMPTY
 
@@ -206,70 +204,3 @@ class DistinctTraceNode(Node):
 
     def describe_args(self) -> str:
         return "distinct_trace"
-
-
-# ---------------------------------------------------------------------------
-# The operators of the specification on plain data (used by tests and docs)
-
-
-def distinct(zset: Mapping) -> dict:
-    """Distinct: weight 1 for every row of positive weight.
-
-    >>> distinct({0: 1, 1: 2, 2: -1})
-    {0: 1, 1: 1}
-    """
-    return {row: 1 for row, w in zset.items() if w > 0}
-
-
-def distinct_incremental(batch: Mapping, trace_entries) -> dict:
-    """Distinct Incremental of ``batch`` given the trace ``[(row, time, weight)]``
-    of all earlier input: ``[old + w > 0] - [old > 0]`` per row of the batch.
-
-    >>> distinct_incremental({0: 2, 2: 1, 3: -1}, [(0, 0, 1)])
-    {2: 1}
-    """
-    old: dict = {}
-    for row, _time, weight in trace_entries:
-        old[row] = old.get(row, 0) + weight
-    out = {}
-    for row, w in batch.items():
-        before = old.get(row, 0)
-        delta = (before + w > 0) - (before > 0)
-        if delta:
-            out[row] = delta
-    return out
-
-
-def distinct_trace(batch: Mapping, trace_entries, time: tuple) -> dict:
-    """Distinct Trace at ``time = (e, i)`` of ``batch``, given the trace
-    ``[(row, (e', i'), weight)]`` of earlier input (reference implementation of
-    the formula; the node computes the same with compacted histories).
-
-    >>> distinct_trace({5: 1}, [(0, (0, 0), 1), (5, (0, 1), 1)], (1, 0))
-    {5: 1}
-    """
-    e, i = time
-    weights: dict = {}
-    for row, (te, ti), weight in trace_entries:
-        if not leq((te, ti), (e, i)) and not (te < e):
-            continue
-        w1, w2, w3 = weights.get(row, (0, 0, 0))
-        if te < e and ti < i:
-            w1 += weight
-        elif te < e and ti == i:
-            w2 += weight
-        elif te == e and ti < i:
-            w3 += weight
-        weights[row] = (w1, w2, w3)
-    candidates = set(batch)
-    current = {row for row, (te, ti), _ in trace_entries if te == e and ti < i}
-    later_old = {row for row, (te, ti), _ in trace_entries if te < e and ti == i}
-    candidates |= current & later_old
-    out = {}
-    for row in candidates:
-        w1, w2, w3 = weights.get(row, (0, 0, 0))
-        w = batch.get(row, 0)
-        delta = ((w1 + w2 + w3 + w > 0) - (w1 + w3 > 0)) - ((w1 + w2 > 0) - (w1 > 0))
-        if delta:
-            out[row] = delta
-    return out

@@ -31,7 +31,7 @@ the join loop.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from engine.codegen import build_functions, key_expression
 from engine.node import Node
@@ -321,48 +321,3 @@ class NestedJoinNode(JoinNode):
             if left.past:
                 fns["right_timed"](out, b, left.past, i, bucket)
         self.out = out or EMPTY
-
-
-# ---------------------------------------------------------------------------
-# The operators of the specification on plain data (used by tests and docs)
-
-
-def join_stream(combine: Callable, a: Mapping, b: Mapping) -> dict:
-    """Join Stream: ``combine(k, va, vb)`` for every pair with equal keys, weights
-    multiplied (``a``, ``b``: indexed Z-sets at one time).
-
-    >>> join_stream(lambda k, x, y: (k, x, y), {"a": {1: 1}}, {"a": {1: 1, 2: -1}})
-    {('a', 1, 1): 1, ('a', 1, 2): -1}
-    """
-    out: dict = {}
-    for key, left in a.items():
-        right = b.get(key)
-        if right:
-            for lv, lw in left.items():
-                for rv, rw in right.items():
-                    row = combine(key, lv, rv)
-                    total = out.get(row, 0) + lw * rw
-                    if total:
-                        out[row] = total
-                    else:
-                        del out[row]
-    return out
-
-
-def join_trace(combine: Callable, a: Mapping, trace_entries) -> dict:
-    """Join Trace: the indexed Z-set ``a`` joined with every entry
-    ``(key, value, time, weight)`` of a trace (times summed away).
-
-    >>> join_trace(lambda k, x, y: (k, x, y), {"b": {2: 2}}, [("b", 3, 0, 1), ("b", 3, 1, 1)])
-    {('b', 2, 3): 4}
-    """
-    collected: dict = {}
-    for key, value, _time, weight in trace_entries:
-        group = collected.setdefault(key, {})
-        total = group.get(value, 0) + weight
-        if total:
-            group[value] = total
-        else:
-            del group[value]
-    return join_stream(combine, a, collected)
-

@@ -1,6 +1,6 @@
 """Every worked example of the runtime specification (seed 002), as unit tests.
 
-Each example is checked on the specification-level function and, where the
+Each example is checked on the specification-level function (``spec.py``) and, where the
 operator is a node, on the node itself (driven at the example's times).
 """
 
@@ -8,25 +8,23 @@ from __future__ import annotations
 
 from engine import Circuit
 from engine.aggregates import count
-from engine.operators.aggregate import aggregate
-from engine.operators.delay import consolidate
-from engine.operators.distinct import (
-    DistinctNode,
-    DistinctTraceNode,
+from engine.operators.distinct import DistinctNode, DistinctTraceNode
+from tests.engine.harness import Holder, place, run_nested, run_root
+from tests.engine.spec import (
+    aggregate,
+    consolidate,
     distinct,
     distinct_incremental,
     distinct_trace,
-)
-from engine.operators.join import join_stream, join_trace
-from engine.operators.linear import (
     filter_zset,
     index_with,
+    join_stream,
+    join_trace,
     map_zset,
     minus_zsets,
     negate_zset,
     plus_zsets,
 )
-from tests.engine.harness import Holder, place, run_nested, run_root
 
 
 def test_aggregate_count():

@@ -21,6 +21,7 @@ from engine.operators.linear import LinearNode
 from engine.trace import Trace, merge_histories
 from engine.zset import add_into
 from tests.engine.harness import Holder, grid, integral, place, run_nested, run_root
+from tests.engine.spec import aggregate, distinct, index_with, join_stream
 
 EPOCHS, ITERATIONS = 3, 5
 
@@ -32,22 +33,20 @@ nested_series = st.dictionaries(st.tuples(st.integers(0, EPOCHS - 1),
 root_series = st.dictionaries(st.integers(0, 4), batches, max_size=5)
 
 
-def naive_join(a: dict, b: dict) -> dict:
-    out: dict = {}
-    for ra, wa in a.items():
-        for rb, wb in b.items():
-            if ra[0] == rb[0]:
-                row = (ra, rb)
-                out[row] = out.get(row, 0) + wa * wb
-    return {r: w for r, w in out.items() if w}
-
-
-def naive_distinct(a: dict) -> dict:
-    return {r: 1 for r, w in a.items() if w > 0}
-
-
 def combine(key, left, right):
     return (left, right)
+
+
+def by_first(zset: dict) -> dict:
+    return index_with(lambda row: row[0], zset)
+
+
+def naive_join(a: dict, b: dict) -> dict:
+    """The specification's join of two collections keyed by their first column."""
+    return join_stream(combine, by_first(a), by_first(b))
+
+
+naive_distinct = distinct
 
 
 KEY = ("cols", (0,))
@@ -164,12 +163,7 @@ def test_aggregate(a, fn):
     place([trace, node], nested=False)
     out = run_root({"a": holder}, {"a": a}, [trace, node], node, 5)
     for e in range(5):
-        groups: dict = {}
-        for row, w in integral(a, e).items():
-            if w > 0:
-                groups.setdefault(row[0], []).append((row, w))
-        expected = {(k, fn(sorted(items))): 1 for k, items in groups.items()}
-        assert integral(out, e) == expected, e
+        assert integral(out, e) == aggregate(fn, by_first(integral(a, e))), e
 
 
 @settings(max_examples=60, deadline=None)
