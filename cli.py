@@ -1,7 +1,8 @@
 """The `datalog` command: a thin click application over the library.
 
-Each command parses its options, calls `datalog` (the public API), and formats
-what it gets back. Exit codes: 0 ok, 1 a program or data error, 2 usage.
+Each command parses its options, calls the public API (`datalog.api`) or the REPL
+(`datalog.repl`), and formats what it gets back; it imports nothing else. Exit
+codes: 0 ok, 1 a program or data error, 2 usage.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def check(program: str, fmt: str) -> None:
     """
     import json
 
-    from datalog.analysis.frontend import diagnose_file
+    from datalog.api import diagnose_file
 
     diagnostics, sources = diagnose_file(program)
     n_errors = sum(d.severity == "error" for d in diagnostics)
@@ -87,25 +88,14 @@ def graph(program: str, circuit: bool) -> None:
     dotted, and red marks an edge that makes the program unstratifiable.
     Render with e.g. `datalog graph prog.dl | dot -Tsvg > prog.svg`.
     """
-    from datalog.analysis.dot import precedence_dot
-    from datalog.errors import DatalogError
-    from datalog.syntax.parser import parse_file
+    from datalog import DatalogError
+    from datalog.api import Program, precedence_dot
 
-    if circuit:
-        from datalog.api import Program
-        from datalog.backends.circuit.compile import compile_plan
-
-        try:
-            compiled = compile_plan(Program.from_file(program).plan)
-        except DatalogError as error:
-            fail(error)
-        click.echo(compiled.circuit.to_dot())
-        return
     try:
-        parsed = parse_file(program)
+        click.echo(Program.from_file(program).circuit_dot() if circuit
+                   else precedence_dot(program))
     except DatalogError as error:
         fail(error)
-    click.echo(precedence_dot(parsed))
 
 
 @main.command()
@@ -133,43 +123,22 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     Output files are written only when the whole evaluation succeeded. Exit
     status: 0 ok, 1 a program or data error, 2 a usage error.
     """
-    from datalog.dialect.io import write_files
-    from datalog.errors import DatalogError
-    from datalog.runner import run_file
+    from datalog import DatalogError
+    from datalog.api import run as run_program
 
-    if engine == "spark":
-        if spill_threshold is not None:
-            raise click.UsageError("--spill-threshold is for the local engine (with "
-                                   "--engine spark everything runs on Spark)")
-        _run_on_spark(program, fact_dir, output_dir, max_iterations, master, output_format)
-        return
-    if master is not None or output_format != "csv":
+    if engine == "spark" and spill_threshold is not None:
+        raise click.UsageError("--spill-threshold is for the local engine (with "
+                               "--engine spark everything runs on Spark)")
+    if engine == "local" and (master is not None or output_format != "csv"):
         raise click.UsageError("--master and --output-format parquet need --engine spark")
+    where = " on Spark" if engine == "spark" else ""
     try:
-        with _progress(f"evaluating {program}"):
-            result = run_file(program, fact_dir, output_dir, max_iterations,
-                              spill_threshold=spill_threshold)
-        write_files(result.files)
+        with _progress(f"evaluating {program}{where}"):
+            result = run_program(program, fact_dir, output_dir, engine=engine,
+                                 max_iterations=max_iterations,
+                                 spill_threshold=spill_threshold, master=master,
+                                 output_format=output_format)
     except DatalogError as error:
-        fail(error)
-    click.echo(result.stdout, nl=False)
-
-
-def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
-                  master: str | None, output_format: str) -> None:
-    """`datalog run --engine spark`: the same plan, evaluated and written by Spark."""
-    from datalog.api import Program
-    from datalog.backends.spark.run import run_on_spark
-    from datalog.errors import DatalogError
-    from engine.errors import EngineError
-
-    try:
-        plan = Program.from_file(program).plan
-        with _progress(f"evaluating {program} on Spark"):
-            result = run_on_spark(plan, fact_dir, output_dir, master=master,
-                                  output_format=output_format,
-                                  max_iterations=max_iterations)
-    except (DatalogError, EngineError) as error:
         fail(error)
     click.echo(result.stdout, nl=False)
 
@@ -180,15 +149,13 @@ def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: 
 def plan(program: str, code: bool) -> None:
     """Print how PROGRAM is evaluated: each rule's join order, keys and filters
     (the relational plan), then the circuit's nodes with the rule each serves."""
+    from datalog import DatalogError
     from datalog.api import Program
-    from datalog.backends.circuit.compile import compile_plan
-    from datalog.errors import DatalogError
 
     try:
-        compiled = compile_plan(Program.from_file(program).plan)
+        click.echo(Program.from_file(program).describe(code=code))
     except DatalogError as error:
         fail(error)
-    click.echo(compiled.describe(code=code))
 
 
 class _progress:

@@ -11,7 +11,7 @@
 [(1, 2), (1, 3), (2, 3)]
 """
 
-from datalog.api import Delta, Program, Session, Subscription, Transaction
+from datalog.api import Delta, Program, RunResult, Session, Subscription, Transaction, run
 from datalog.errors import CheckError, DataError, DatalogError, EvaluationError, ParseError
 from datalog.version import __version__
 
@@ -23,8 +23,10 @@ __all__ = [
     "EvaluationError",
     "ParseError",
     "Program",
+    "RunResult",
     "Session",
     "Subscription",
     "Transaction",
     "__version__",
+    "run",
 ]

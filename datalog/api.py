@@ -1,4 +1,5 @@
-"""The embedded API: programs, sessions, transactions, queries, subscriptions.
+"""The public API: programs, sessions, transactions, queries, subscriptions, and
+whole runs over fact files (:func:`run`, what ``datalog run`` calls).
 
 >>> import datalog
 >>> program = datalog.Program('''
@@ -32,10 +33,21 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 
-from datalog.backends.circuit.compile import UNIT, compile_plan
+from datalog.backends.circuit.compile import UNIT, child_label, compile_plan
+from datalog.backends.errors import iteration_limit
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
-from datalog.dialect.io import check_io, input_path, read_facts
+from datalog.dialect.io import (
+    check_io,
+    format_rows,
+    format_stdout,
+    input_path,
+    is_stdout,
+    output_path,
+    read_facts,
+    write_files,
+)
 from datalog.errors import DataError, DatalogError, Diagnostic, EvaluationError, did_you_mean
 from datalog.plan.lower import plan_program
 from datalog.plan.query import parse_pattern
@@ -76,6 +88,19 @@ class Program:
     def warnings(self):
         return tuple(self.checked.warnings)
 
+    @property
+    def sources(self) -> dict[str, str]:
+        """path -> text of every file the program was read from."""
+        return dict(self.checked.program.sources)
+
+    def located(self, error: DatalogError) -> DatalogError:
+        """``error`` with this program's text, so its text shows the source line
+        and a caret under the place (errors raised while evaluating carry spans
+        but not the text)."""
+        if error.sources or not any(d.span for d in error.diagnostics):
+            return error
+        return type(error)(error.diagnostics, self.sources)
+
     def session(self, fact_dir: str | os.PathLike | None = None, *,
                 max_iterations: int | None = None,
                 spill_threshold: int | None = None) -> Session:
@@ -84,9 +109,122 @@ class Program:
         return Session(self, fact_dir, max_iterations=max_iterations,
                        spill_threshold=spill_threshold)
 
-    def describe(self) -> str:
-        """The plan as text (``datalog plan``)."""
-        return self.plan.describe()
+    def describe(self, code: bool = False) -> str:
+        """How the program is evaluated, as ``datalog plan`` prints it: the
+        relational plan, the shared indexes, the circuit's nodes and, with
+        ``code``, the generated function of every fused step."""
+        return compile_plan(self.plan).describe(code=code)
+
+    def circuit_dot(self) -> str:
+        """The compiled circuit in Graphviz DOT (``datalog graph --circuit``)."""
+        return compile_plan(self.plan).circuit.to_dot()
+
+
+def diagnose_file(path: str | os.PathLike) -> tuple[list[Diagnostic], dict[str, str]]:
+    """Every error and warning of the program at ``path`` (``datalog check``),
+    sorted by place, and the text of its files (path -> text) for formatting."""
+    from datalog.analysis.frontend import diagnose_file as diagnose
+
+    return diagnose(path)
+
+
+def precedence_dot(path: str | os.PathLike) -> str:
+    """The precedence graph of the program at ``path`` in Graphviz DOT
+    (``datalog graph``); drawn for any program that parses, so an unstratifiable
+    cycle can be seen (in red)."""
+    from datalog.analysis.dot import precedence_dot as dot
+    from datalog.syntax.parser import parse_file
+
+    return dot(parse_file(path))
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` did: the output ``files`` it wrote (paths, in directive
+    order) and the ``stdout`` text (``IO=stdout`` relations, ``-D -``,
+    ``.printsize`` lines) for the caller to print."""
+
+    files: list[str] = field(default_factory=list)
+    stdout: str = ""
+
+
+ENGINES = ("local", "spark")
+
+
+def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
+        output_dir: str | os.PathLike = ".", *, engine: str = "local",
+        max_iterations: int | None = None, spill_threshold: int | None = None,
+        master: str | None = None, output_format: str = "csv", spark=None) -> RunResult:
+    """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
+    ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
+    prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
+    circuit, in this process; ``spill_threshold`` moves traces larger than that
+    many rows to Spark) or ``"spark"`` (the whole program on Spark: ``master``
+    names the cluster, ``spark`` is a session of the caller's, ``output_format``
+    may be ``"parquet"``). Outputs are written only once the whole evaluation
+    succeeded; any failure raises a :class:`~datalog.errors.DatalogError`.
+
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> with open(os.path.join(d, "p.dl"), "w") as f:
+    ...     _ = f.write('.decl e(x: number)\\n.input e\\n.decl p(x: number)\\n'
+    ...                 '.output p\\n.printsize p\\np(x + 1) :- e(x).\\n')
+    >>> with open(os.path.join(d, "e.facts"), "w") as f:
+    ...     _ = f.write("1\\n2\\n")
+    >>> result = run(os.path.join(d, "p.dl"), d, d)
+    >>> [os.path.basename(p) for p in result.files], result.stdout
+    (['p.csv'], 'p\\t2\\n')
+    >>> open(os.path.join(d, "p.csv")).read()
+    '2\\n3\\n'
+    """
+    if engine not in ENGINES:
+        raise DatalogError(f"unknown engine `{engine}` (expected one of {', '.join(ENGINES)})")
+    if not isinstance(program, Program):
+        program = Program.from_file(program)
+    fact_dir, output_dir = os.fspath(fact_dir), os.fspath(output_dir)
+    try:
+        if engine == "spark":
+            if spill_threshold is not None:
+                raise DatalogError("spill_threshold is for the local engine (on Spark "
+                                   "everything runs in Spark)")
+            return _run_on_spark(program, fact_dir, output_dir, max_iterations=max_iterations,
+                                 master=master, output_format=output_format, spark=spark)
+        if master is not None or spark is not None or output_format != "csv":
+            raise DatalogError("a Spark master or session and parquet output need "
+                               "engine=\"spark\"")
+        return _run_locally(program, fact_dir, output_dir, max_iterations, spill_threshold)
+    except DatalogError as error:
+        raise program.located(error) from None
+    except EngineError as error:  # the runtime's own (no Spark to spill to, ...)
+        raise DatalogError(error.args[0] if error.args else str(error)) from None
+
+
+def _run_locally(program: Program, fact_dir: str, output_dir: str,
+                 max_iterations: int | None, spill_threshold: int | None) -> RunResult:
+    session = program.session(fact_dir=fact_dir, max_iterations=max_iterations,
+                              spill_threshold=spill_threshold)
+    plan = program.plan
+    files: dict[str, str] = {}
+    stdout: list[str] = []
+    for io in plan.outputs:
+        check_io(io)
+        relation = plan.relations[io.relation]
+        rows = session.query(io.relation)
+        if output_dir == "-" or is_stdout(io):
+            stdout.append(format_stdout(rows, relation, io))
+        else:
+            files[output_path(io, output_dir)] = format_rows(rows, relation, io)
+    for io in plan.printsize:
+        stdout.append(f"{io.relation}\t{session.size(io.relation)}\n")
+    write_files(files)
+    return RunResult(list(files), "".join(stdout))
+
+
+def _run_on_spark(program: Program, fact_dir: str, output_dir: str, **options) -> RunResult:
+    from datalog.backends.spark.run import run_on_spark
+
+    result = run_on_spark(program.plan, fact_dir, output_dir, **options)
+    return RunResult(result.files, result.stdout)
 
 
 class _Rows(Mapping):
@@ -280,16 +418,16 @@ class Session:
         try:
             output = self._circuit.step(batches)
         except IterationLimitError as exc:
-            raise EvaluationError(
-                f"iteration limit reached: {exc} (raise it with max_iterations "
-                f"or --max-iterations)") from None
-        except DatalogError:
-            raise
+            stratum = next(s for s in self.program.plan.strata
+                           if child_label(s) == exc.child)
+            raise self.program.located(iteration_limit(stratum, exc.limit)) from None
+        except DatalogError as exc:
+            raise self.program.located(exc) from None
         except EngineError as exc:
             # A failing rule function (division by zero, ...) arrives wrapped,
             # its DatalogError (naming the rule's place) as the cause.
             if isinstance(exc.__cause__, DatalogError):
-                raise exc.__cause__ from None
+                raise self.program.located(exc.__cause__) from None
             raise EvaluationError(str(exc)) from None
         inserted: dict[str, frozenset] = {}
         retracted: dict[str, frozenset] = {}

@@ -55,7 +55,8 @@ def delimiter(io: IOPlan | None) -> str:
     return _unescape(value) if value else "\t"
 
 
-def _truthy(value: str | None) -> bool:
+def is_true(value: str | None) -> bool:
+    """A boolean parameter (``headers=true``)."""
     return value is not None and value.strip().lower() in ("true", "1", "yes")
 
 
@@ -68,9 +69,10 @@ def input_path(io: IOPlan, fact_dir: str) -> str:
     return os.path.join(fact_dir, filename)
 
 
-def output_path(io: IOPlan, output_dir: str) -> str:
-    """The file an ``.output`` directive writes, under ``output_dir``."""
-    filename = io.param("filename") or f"{io.relation}.csv"
+def output_path(io: IOPlan, output_dir: str, extension: str = "csv") -> str:
+    """The file an ``.output`` directive writes, under ``output_dir``
+    (``filename=``, else ``<relation>.<extension>``)."""
+    filename = io.param("filename") or f"{io.relation}.{extension}"
     return os.path.join(output_dir, filename)
 
 
@@ -107,8 +109,31 @@ def parse_value(text: str, type_: str):
     return value
 
 
-_TYPE_NAMES = {"number": "a number", "unsigned": "an unsigned number",
-               "float": "a float", "symbol": "a symbol"}
+TYPE_NAMES = {"number": "a number", "unsigned": "an unsigned number",
+              "float": "a float", "symbol": "a symbol"}
+
+
+def wrong_arity(relation: RelationPlan, found: str) -> str:
+    """The message for a line of a fact file with ``found`` columns."""
+    arity = relation.arity
+    return f"`{relation.name}` has {arity} column{'s' if arity != 1 else ''}; found {found}"
+
+
+def wrong_value(relation: RelationPlan, column: int, found: str) -> str:
+    """The message for the text ``found`` in 0-based ``column``, which does not fit."""
+    return (f"column {column + 1} ({relation.attributes[column]}) of `{relation.name}` "
+            f"is {TYPE_NAMES[relation.types[column]]}; found `{found}`")
+
+
+def data_error(path: str, line: int | None, message: str) -> DataError:
+    """A fact file that does not fit its relation, at ``path:line``."""
+    return DataError([Diagnostic("error", message,
+                                 Span(path, line or 0, 0, line or 0, 0))])
+
+
+def missing_file(relation: RelationPlan, path: str) -> DataError:
+    return DataError([Diagnostic(
+        "error", f"cannot open fact file for `{relation.name}`: {path}: no such file", None)])
 
 
 def read_facts(path: str, relation: RelationPlan, io: IOPlan | None = None) -> set[tuple]:
@@ -122,16 +147,14 @@ def read_facts(path: str, relation: RelationPlan, io: IOPlan | None = None) -> s
             with open(path, encoding="utf-8", newline="") as handle:
                 text = handle.read()
     except FileNotFoundError:
-        raise DataError([Diagnostic(
-            "error", f"cannot open fact file for `{relation.name}`: {path}: "
-                     f"no such file", None)]) from None
+        raise missing_file(relation, path) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError([Diagnostic(
             "error", f"cannot read fact file for `{relation.name}`: {path}: {exc}",
             None)]) from None
     sep = delimiter(io)
     lines = text.splitlines()
-    start = 1 if io is not None and _truthy(io.param("headers")) else 0
+    start = 1 if io is not None and is_true(io.param("headers")) else 0
     rows: set[tuple] = set()
     arity = relation.arity
     for number, line in enumerate(lines[start:], start=start + 1):
@@ -143,22 +166,15 @@ def read_facts(path: str, relation: RelationPlan, io: IOPlan | None = None) -> s
             continue
         fields = line.split(sep)
         if len(fields) != arity:
-            _fail(path, number, f"`{relation.name}` has {arity} column"
-                                f"{'s' if arity != 1 else ''}; found {len(fields)}")
+            raise data_error(path, number, wrong_arity(relation, str(len(fields))))
         row = []
-        for column, (field, type_, name) in enumerate(
-                zip(fields, relation.types, relation.attributes), start=1):
+        for column, (field, type_) in enumerate(zip(fields, relation.types)):
             try:
                 row.append(parse_value(field, type_))
             except ValueError:
-                _fail(path, number, f"column {column} ({name}) of `{relation.name}` is "
-                                    f"{_TYPE_NAMES[type_]}; found `{field}`")
+                raise data_error(path, number, wrong_value(relation, column, field)) from None
         rows.add(tuple(row))
     return rows
-
-
-def _fail(path: str, line: int, message: str) -> None:
-    raise DataError([Diagnostic("error", message, Span(path, line, 0, line, 0))])
 
 
 def format_value(value) -> str:
@@ -176,7 +192,7 @@ def format_rows(rows: Iterable[tuple], relation: RelationPlan,
     lines = [sep.join(format_value(v) for v in row) for row in sorted(rows)]
     if relation.arity == 0:
         lines = ["()" for _ in lines]
-    if io is not None and _truthy(io.param("headers")):
+    if io is not None and is_true(io.param("headers")):
         lines.insert(0, sep.join(relation.attributes))
     return "".join(line + "\n" for line in lines)
 
@@ -184,9 +200,13 @@ def format_rows(rows: Iterable[tuple], relation: RelationPlan,
 def format_stdout(rows: Iterable[tuple], relation: RelationPlan,
                   io: IOPlan | None = None) -> str:
     """A relation printed to standard output, framed as Soufflé does."""
+    return frame_stdout(relation.name, format_rows(rows, relation, io))
+
+
+def frame_stdout(name: str, text: str) -> str:
+    """The lines ``text`` of relation ``name`` framed for standard output."""
     rule = "=" * 15
-    return (f"{'-' * 15}\n{relation.name}\n{rule}\n"
-            f"{format_rows(rows, relation, io)}{rule}\n")
+    return f"{'-' * 15}\n{name}\n{rule}\n{text}{rule}\n"
 
 
 def write_files(contents: dict[str, str]) -> None:

@@ -89,6 +89,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from datalog.errors import Span
+
 # ---------------------------------------------------------------- expressions
 
 
@@ -322,13 +324,14 @@ def step_width(step: Step) -> int:
 class RulePlan:
     """One clause ``head :- body``: ``steps`` then the projection ``head`` (one
     expression per column of ``relation``). ``label`` is the clause's source text
-    (for plans, graphs and errors); ``location`` its ``path:line:column``."""
+    (for plans, graphs and errors); ``span`` its place in the source, which every
+    backend's errors point at."""
 
     relation: str
     steps: tuple[Step, ...]
     head: tuple[Expr, ...]
     label: str = ""
-    location: str = ""
+    span: Span | None = None
 
     def reads(self) -> tuple[str, ...]:
         """The relations the rule reads (positively, negatively or inside
@@ -424,6 +427,10 @@ class ProgramPlan:
     inputs: tuple[IOPlan, ...] = ()
     outputs: tuple[IOPlan, ...] = ()
     printsize: tuple[IOPlan, ...] = ()
+
+    def rules(self) -> tuple[RulePlan, ...]:
+        """Every rule of every stratum, in evaluation order."""
+        return tuple(rule for stratum in self.strata for rule in stratum.rules)
 
     def describe(self) -> str:
         """The stable text rendering used by ``datalog plan``."""

@@ -162,7 +162,7 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
     column_types = types[head.relation]
     exprs = tuple(pipeline.expr(pipeline.hoisted_term(t), ct)[0]
                   for t, ct in zip(head.args, column_types))
-    return RulePlan(head.relation, tuple(pipeline.steps), exprs, label, str(span))
+    return RulePlan(head.relation, tuple(pipeline.steps), exprs, label, span)
 
 
 # ---------------------------------------------------------------- the pipeline

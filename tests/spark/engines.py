@@ -16,19 +16,11 @@ ENGINES = ("local", "spark")
 
 def run(engine: str, program: str, facts: str, out: str, spark=None,
         **options) -> tuple[dict[str, str], str]:
-    if engine == "local":
-        from datalog.dialect.io import write_files
-        from datalog.runner import run_file
+    import datalog
 
-        result = run_file(program, facts, out, options.get("max_iterations"))
-        write_files(result.files)
-        stdout = result.stdout
-    else:
-        from datalog.api import Program
-        from datalog.backends.spark.run import run_on_spark
-
-        plan = Program.from_file(program).plan
-        stdout = run_on_spark(plan, facts, out, spark=spark, **options).stdout
+    if engine == "spark":
+        options["spark"] = spark
+    stdout = datalog.run(program, facts, out, engine=engine, **options).stdout
     return read_outputs(out), stdout
 
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from datalog.backends.errors import functor_error
 from datalog.dialect.functors import WRAP, FunctorError
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
 from datalog.plan.expressions import Codegen
@@ -55,7 +56,6 @@ from datalog.plan.ir import (
     Scan,
     StratumPlan,
 )
-from datalog.syntax.ast import Span
 from engine import Circuit, EngineError
 
 UNIT = "$unit"
@@ -113,6 +113,12 @@ class CompiledProgram:
         for name, rows in self.plan.facts.items():
             batches[name] = {row: 1 for row in rows}
         return batches
+
+
+def child_label(stratum: StratumPlan) -> str:
+    """The label of a recursive stratum's child circuit (its relations), by which
+    the runtime's errors name it."""
+    return ", ".join(stratum.relations)
 
 
 def compile_plan(plan: ProgramPlan, max_iterations: int | None = None,
@@ -199,7 +205,7 @@ class _Compiler:
             parts = [self._rule(rule, self.root) for rule in stratum.rules
                      if rule.relation == name and not own & set(rule.reads())]
             base[name] = self.sources[name].plus(*parts) if parts else self.sources[name]
-        label = ", ".join(stratum.relations)
+        label = child_label(stratum)
         with self.circuit.child(label) as child:
             scope = _Scope(child, self.root, label)
             feedbacks = {}
@@ -392,7 +398,7 @@ class _PipelineBuilder:
                 "error", f"this aggregate inside a recursive rule is not supported: "
                          f"its body must start with an atom binding every variable it "
                          f"shares with the rule (`{self.rule.label}`)",
-                _span(self.rule.location),
+                self.rule.span,
                 "compute the aggregate into a relation of its own")])
         relation = self._relation(first.relation, first.consts, first.equal)
         row = _tuple_source([f"t[{columns[i]}]" for i in range(k)])
@@ -496,12 +502,10 @@ class _PipelineBuilder:
         rule = self.rule
 
         def fail(error):
-            return EvaluationError([Diagnostic(
-                "error", f"{error.diagnostics[0].message} in `{rule.label}`",
-                _span(rule.location))])
+            return functor_error(error.diagnostics[0].message, rule)
 
         scope = dict(gen.namespace, _FunctorError=FunctorError, _fail=fail)
-        exec(compile(source, f"<rule {rule.location}: {what}>", "exec"), scope)
+        exec(compile(source, f"<rule {rule.span}: {what}>", "exec"), scope)
         self.compiler.functions[name] = f"# {what}\n{source}"
         return scope[name]
 
@@ -515,15 +519,6 @@ class _PendingJoin:
     slots: list[str]
     what: str
     label: str
-
-
-def _span(location: str) -> Span | None:
-    """A span from a ``path:line:column`` location."""
-    path, _, rest = location.rpartition(":")
-    path, _, line = path.rpartition(":")
-    if not path or not line.isdigit() or not rest.isdigit():
-        return None
-    return Span(path, int(line), int(rest), int(line), int(rest))
 
 
 def _tuple_source(items: list[str]) -> str:

@@ -1,82 +1,75 @@
-"""The errors of the Spark executor.
+"""How Spark's failures become the project's errors.
 
-Every error the executor raises on purpose is a :class:`SparkEngineError`, a kind
-of the engine's :class:`~engine.errors.EngineError`, whose ``str()`` is the one
-text the command line prints. Exceptions that Spark raises (a failing job, an
-expression error such as a division by zero) are translated at the executor's
-boundary by :func:`explain`; nothing from pyspark leaks out untranslated.
+What the Spark backend raises on purpose is a :class:`~datalog.errors.DatalogError`
+(a :class:`~datalog.errors.DataError` for a fact file, an
+:class:`~datalog.errors.EvaluationError` for a failing functor or an iteration
+limit), with the same text and place as the circuit backend's for the same
+program and data. Exceptions that Spark raises (a failing job) are translated at
+the backend's boundary by :func:`translate`; nothing from pyspark leaks out.
 
->>> str(FactFileError("facts/edge.facts", 3, "expected 2 columns, found 1"))
-'facts/edge.facts:3: error: expected 2 columns, found 1'
+A functor that fails inside a job (a division by zero) raises through Spark's
+``raise_error`` with :data:`FUNCTOR_MARK`, the number of its rule in
+:meth:`~datalog.plan.ir.ProgramPlan.rules` and the message; :func:`explain` maps
+the number back to the rule, so the error points at the rule's span.
+
+>>> from datalog.errors import Span
+>>> from datalog.plan.ir import RulePlan
+>>> rules = (RulePlan("q", (), (), "q(x / y) :- e(x, y).", Span("p.dl", 3, 1, 3, 20)),)
+>>> str(explain(RuntimeError(
+...     "[USER_RAISED_EXCEPTION] datalog functor error [0] division by zero"), rules))
+'p.dl:3:1: error: division by zero in `q(x / y) :- e(x, y).`'
+>>> explain(RuntimeError("boom"), rules) is None
+True
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from engine.errors import EngineError
+from datalog.backends.errors import functor_error
+from datalog.errors import DatalogError, EvaluationError
+from datalog.plan.ir import RulePlan
 
-
-class SparkEngineError(EngineError):
-    """An error of the Spark executor; ``str()`` is the whole message."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"error: {self.message}"
-
-
-class FactFileError(SparkEngineError):
-    """A fact file does not fit its relation: it names the file and, where it
-    can be found, the line."""
-
-    def __init__(self, path: str, line: int | None, message: str):
-        super().__init__(message)
-        self.path = path
-        self.line = line
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: error: {self.message}"
-
-
-class SparkEvaluationError(SparkEngineError):
-    """Evaluation could not finish: an iteration limit, a failing functor
-    (``location`` is then the ``path:line:column`` of its rule)."""
-
-    def __init__(self, message: str, location: str | None = None):
-        super().__init__(message)
-        self.location = location
-
-    def __str__(self) -> str:
-        where = f"{self.location}: " if self.location else ""
-        return f"{where}error: {self.message}"
-
-
-class SparkIterationLimitError(SparkEvaluationError):
-    """A recursive stratum did not reach its fixed point within the limit."""
-
-
-#: The text our expressions hand to ``raise_error`` (followed by the rule's
-#: location in brackets and the message); :func:`explain` finds it again.
+#: The text our expressions hand to ``raise_error``, followed by the rule's
+#: number in brackets and the message; :func:`explain` finds it again.
 FUNCTOR_MARK = "datalog functor error "
-_MARKED = re.compile(re.escape(FUNCTOR_MARK) + r"\[([^\]]*)\] (.*?)(?:\"? SQLSTATE|\n|$)")
+_MARKED = re.compile(re.escape(FUNCTOR_MARK) + r"\[(\d*)\] (.*?)(?:\"? SQLSTATE|\n|$)")
 
 
-def explain(exc: BaseException) -> SparkEvaluationError | None:
+def explain(exc: BaseException, rules: Sequence[RulePlan]) -> EvaluationError | None:
     """The functor error inside a Spark exception raised by one of our
-    ``raise_error`` expressions, or ``None`` when it is something else.
-
-    >>> str(explain(RuntimeError(
-    ...     "[USER_RAISED_EXCEPTION] datalog functor error [p.dl:3:1] division by zero")))
-    'p.dl:3:1: error: division by zero'
-    >>> explain(RuntimeError("boom")) is None
-    True
-    """
+    ``raise_error`` expressions, or ``None`` when it is something else."""
     match = _MARKED.search(str(exc))
     if match is None:
         return None
-    location, message = match.group(1), match.group(2).strip()
-    return SparkEvaluationError(message, location or None)
+    number, message = match.group(1), match.group(2).strip()
+    rule = rules[int(number)] if number and int(number) < len(rules) else None
+    return functor_error(message, rule)
+
+
+def is_spark_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from Spark running (or analysing) a plan, as
+    opposed to an error of ours (which must surface as it is)."""
+    module = type(exc).__module__
+    return (module.startswith(("pyspark.errors.exceptions.captured",
+                               "pyspark.errors.exceptions.connect", "py4j"))
+            and not isinstance(exc, DatalogError))
+
+
+def translate(exc: BaseException, rules: Sequence[RulePlan]) -> DatalogError:
+    """A Spark failure as one of our errors: a functor error with the place of
+    its rule, anything else with the first line of Spark's message."""
+    error = explain(exc, rules)
+    if error is not None:
+        return error
+    lines = (str(exc).strip() or type(exc).__name__).splitlines()
+    text = lines[0]
+    # py4j puts the Java exception on a line of its own: ": java.lang....: why"
+    cause = next((line[2:] for line in lines[1:] if line.startswith(": ")), None)
+    if cause is not None:
+        text = f"{text} {cause}"
+    if "OutOfMemoryError" in text or (type(exc).__module__.startswith("py4j")
+                                      and cause is None):
+        text += " (if the JVM ran out of memory, give it more with spark.driver.memory)"
+    return DatalogError(f"Spark failed: {text}")

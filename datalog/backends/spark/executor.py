@@ -49,11 +49,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import contextmanager
 
-from datalog.backends.spark.errors import (
-    SparkEngineError,
-    SparkIterationLimitError,
-    explain,
-)
+from datalog.backends.errors import iteration_limit
+from datalog.backends.spark.errors import is_spark_failure, translate
 from datalog.backends.spark.expressions import F
 from datalog.backends.spark.pipeline import SPARK_TYPES, PipelineCompiler, relation_schema
 from datalog.plan.ir import Join, ProgramPlan, RulePlan, StratumPlan
@@ -78,7 +75,8 @@ class SparkExecutor:
         self.plan = plan
         self.max_iterations = max_iterations
         self.types = {name: rel.types for name, rel in plan.relations.items()}
-        self.compiler = PipelineCompiler(spark, self.types)
+        self.rules = plan.rules()
+        self.compiler = PipelineCompiler(spark, self.types, self.rules)
         self.relations: dict[str, object] = {}
         self.iterations: dict[tuple[str, ...], int] = {}
         self.cached: list = []
@@ -104,7 +102,7 @@ class SparkExecutor:
             except Exception as exc:
                 if not is_spark_failure(exc):
                     raise
-                raise translate(exc) from None
+                raise translate(exc, self.rules) from None
         return dict(self.relations)
 
     # ------------------------------------------------------------ relations
@@ -183,9 +181,7 @@ class SparkExecutor:
         while live:
             iteration += 1
             if iteration > self.max_iterations:
-                raise SparkIterationLimitError(
-                    f"the recursive stratum {{{', '.join(stratum.relations)}}} did not "
-                    f"reach a fixed point within {self.max_iterations} iterations")
+                raise iteration_limit(stratum, self.max_iterations)
             whole = {name: union_all(pieces) for name, pieces in accumulated.items()}
             new: dict[str, list] = {}
             for rule in loop_rules:
@@ -290,33 +286,6 @@ def run_settings(spark):
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
-
-
-def is_spark_failure(exc: BaseException) -> bool:
-    """Whether ``exc`` comes from Spark running (or analysing) a plan, as
-    opposed to an error of ours (which must surface as it is)."""
-    module = type(exc).__module__
-    return (module.startswith(("pyspark.errors.exceptions.captured",
-                               "pyspark.errors.exceptions.connect", "py4j"))
-            and not isinstance(exc, SparkEngineError))
-
-
-def translate(exc: BaseException) -> SparkEngineError:
-    """A Spark failure as one of our errors: a functor error with the place of
-    its rule, anything else with the first line of Spark's message."""
-    error = explain(exc)
-    if error is not None:
-        return error
-    lines = (str(exc).strip() or type(exc).__name__).splitlines()
-    text = lines[0]
-    # py4j puts the Java exception on a line of its own: ": java.lang....: why"
-    cause = next((line[2:] for line in lines[1:] if line.startswith(": ")), None)
-    if cause is not None:
-        text = f"{text} {cause}"
-    if "OutOfMemoryError" in text or (type(exc).__module__.startswith("py4j")
-                                      and cause is None):
-        text += " (if the JVM ran out of memory, give it more with spark.driver.memory)"
-    return SparkEngineError(f"Spark failed: {text}")
 
 
 def _bits(value, type_: str):

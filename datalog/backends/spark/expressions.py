@@ -1,7 +1,8 @@
 """Plan expressions as Spark Column expressions, with Soufflé's semantics.
 
-The semantics are those of ``datalog/dialect/functors.py`` (the one definition the local
-engine and the reference evaluator use); this module computes the same values
+The semantics are those of :mod:`datalog.dialect.functors` (the one table the
+circuit backend and the reference evaluator use, whose result types this module
+reads); this module computes the same values
 with Spark's own expressions, so they run in the JVM, fused into whole-stage
 code, and work over Spark Connect. No Python UDF is needed.
 
@@ -34,15 +35,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from datalog.backends.spark.errors import FUNCTOR_MARK
+from datalog.dialect.functors import COMPARISONS
+from datalog.plan.expressions import resolve
 from datalog.plan.ir import Call, Col, Const, Expr
 
 SIGN_BIT = -(2**63)
 TWO_64 = 2**64
-RESULT_TYPES = {"cat": "symbol", "substr": "symbol", "to_string": "symbol",
-                "strlen": "number", "ord": "number", "to_number": "number",
-                "to_unsigned": "unsigned", "to_float": "float"}
-COMPARISON_OPS = {"=", "!=", "<", "<=", ">", ">=", "contains", "not_contains",
-                  "match", "not_match"}
 
 
 def F():
@@ -63,18 +61,18 @@ class Scope:
         return Scope(self.names + (name,), self.types + (type_,))
 
 
-#: The location (``path:line:column``) of the rule being compiled.
-RULE_LOCATION: ContextVar[str] = ContextVar("rule_location", default="")
+#: The number of the rule being compiled in ``ProgramPlan.rules()`` ("" for none).
+RULE_NUMBER: ContextVar[str] = ContextVar("rule_number", default="")
 
 
 @contextmanager
-def rule_location(location: str):
-    """Functor errors of expressions compiled inside name ``location``."""
-    token = RULE_LOCATION.set(location)
+def rule_number(number: int | str):
+    """Functor errors of expressions compiled inside belong to rule ``number``."""
+    token = RULE_NUMBER.set(str(number))
     try:
         yield
     finally:
-        RULE_LOCATION.reset(token)
+        RULE_NUMBER.reset(token)
 
 
 def fail(message) -> Column:  # noqa: F821
@@ -82,7 +80,7 @@ def fail(message) -> Column:  # noqa: F821
     string Column), naming the rule being compiled."""
     f = F()
     text = f.lit(message) if isinstance(message, str) else message
-    mark = f"{FUNCTOR_MARK}[{RULE_LOCATION.get()}] "
+    mark = f"{FUNCTOR_MARK}[{RULE_NUMBER.get()}] "
     return f.raise_error(f.concat(f.lit(mark), text))
 
 
@@ -116,10 +114,8 @@ def type_of(expr: Expr, scope: Scope, hint: str | None = None) -> str:
         value = expr.value
         return "symbol" if isinstance(value, str) else "float" if isinstance(
             value, float) else "number"
-    if expr.op in RESULT_TYPES:
-        return RESULT_TYPES[expr.op]
-    if expr.op in COMPARISON_OPS:
-        return "bool"
+    if expr.types:
+        return resolve(expr).result
     return arg_type(expr, scope)
 
 
@@ -146,7 +142,7 @@ def compile_expr(expr: Expr, scope: Scope, hint: str | None = None):
     if op in ("match", "not_match") and isinstance(expr.args[0], Const) \
             and not is_valid_python_regex(str(expr.args[0].value)):
         return f.lit(op == "not_match")
-    if op in COMPARISON_OPS:
+    if op in COMPARISONS and len(args) == 2:
         return comparison(op, t, *args)
     if len(args) == 1 and op in UNARY:
         return UNARY[op](t, args[0])

@@ -1,6 +1,7 @@
 """Fact files in and output files out, by Spark, in the local engine's format.
 
-Inputs (the conventions of ``datalog/dialect/io.py``): ``.input r`` reads
+Inputs and outputs follow :mod:`datalog.dialect.io` (its paths, parameters,
+validation and messages; this module only says how Spark does it). ``.input r`` reads
 ``FACTS/r.facts`` (or the directive's ``filename=``): one row per line, columns
 separated by a tab (or ``delimiter=``), symbols unquoted, ``headers=true`` skips
 the first line, blank lines are skipped. Spark's CSV reader reads each file as
@@ -22,8 +23,6 @@ named after the attributes, unsigned as ``decimal(20,0)``).
 
 >>> split_pattern(",")
 '\\\\Q,\\\\E'
->>> text_param("\\\\t")
-'\\t'
 """
 
 from __future__ import annotations
@@ -33,54 +32,37 @@ import re
 import shutil
 import tempfile
 
-from datalog.backends.spark.errors import FactFileError, SparkEngineError
 from datalog.backends.spark.expressions import F, big, flip, parse_float, text, unsigned_decimal
 from datalog.backends.spark.pipeline import SPARK_TYPES
+from datalog.dialect.io import (
+    data_error,
+    delimiter,
+    frame_stdout,
+    is_true,
+    missing_file,
+    output_path,
+    wrong_arity,
+    wrong_value,
+)
+from datalog.errors import DataError
 from datalog.plan.ir import IOPlan, RelationPlan
 
 #: The mark of a bad input row inside a Spark error: ``[path] message|line``.
 DATA_MARK = "datalog data error "
 _DATA = re.compile(re.escape(DATA_MARK) + r"\[([^\]]*)\] (.*?)\x1f(.*?)\x1f")
 _INPUT_INTEGER = r"^\s*(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[+-]?[0-9]+)\s*$"
-_TYPE_NAMES = {"number": "a number", "unsigned": "an unsigned number",
-               "float": "a float", "symbol": "a symbol"}
-
-
-def text_param(value: str | None, default: str = "\t") -> str:
-    """A directive's text parameter with its backslash escapes resolved."""
-    if not value:
-        return default
-    return value.encode("utf-8").decode("unicode_escape") if "\\" in value else value
-
-
 def split_pattern(delimiter: str) -> str:
     """A Java regular expression matching ``delimiter`` literally."""
     return "\\Q" + delimiter.replace("\\E", "\\E\\\\E\\Q") + "\\E"
 
 
-def is_true(value: str | None) -> bool:
-    return value is not None and value.strip().lower() in ("true", "1", "yes")
-
-
-def input_path(io: IOPlan, fact_dir: str) -> str:
-    return os.path.join(fact_dir, io.param("filename") or f"{io.relation}.facts")
-
-
-def output_name(io: IOPlan, output_format: str) -> str:
-    if io.param("filename"):
-        return io.param("filename")
-    return f"{io.relation}.{'parquet' if output_format == 'parquet' else 'csv'}"
-
-
 # ---------------------------------------------------------------- reading
 
 
-def read_input(spark, io: IOPlan, relation: RelationPlan, fact_dir: str):
-    """The rows of ``relation``'s input file as a DataFrame (``c0``, ...)."""
-    path = input_path(io, fact_dir)
+def read_input(spark, io: IOPlan, relation: RelationPlan, path: str):
+    """The rows of ``relation``'s input file at ``path`` as a DataFrame (``c0``, ...)."""
     if "://" not in path and not os.path.isfile(path):
-        raise SparkEngineError(
-            f"cannot open fact file for `{relation.name}`: {path}: no such file")
+        raise missing_file(relation, path)
     f = F()
     reader = (spark.read.schema("line string")
               .option("sep", "\u0001").option("quote", "").option("escape", "\u0001")
@@ -97,22 +79,24 @@ def read_input(spark, io: IOPlan, relation: RelationPlan, fact_dir: str):
     keep_blank = arity == 1 and relation.types[0] == "symbol"
     blank = f.col("line").rlike(r"^\s*$")
     lines = lines.filter(~blank | ((f.length("line") > 0) if keep_blank else f.lit(False)))
-    fields = f.split(f.col("line"), split_pattern(text_param(io.param("delimiter"))), -1)
+    fields = f.split(f.col("line"), split_pattern(delimiter(io)), -1)
     count = f.size(fields)
 
     def error(message):
         return f.raise_error(f.concat(f.lit(f"{DATA_MARK}[{path}] "), message,
                                       f.lit("\x1f"), f.col("line"), f.lit("\x1f")))
 
-    noun = "column" if arity == 1 else "columns"
+    def message(text: str, found):
+        """The dialect's message ``text`` with Spark's column ``found`` in place of
+        the NUL that stands for it."""
+        before, after = text.split("\0")
+        return error(f.concat(f.lit(before), found, f.lit(after)))
+
     columns = []
-    for i, (type_, name) in enumerate(zip(relation.types, relation.attributes)):
+    for i, type_ in enumerate(relation.types):
         value = fields.getItem(i)
-        wrong = error(f.concat(f.lit(f"column {i + 1} ({name}) of `{relation.name}` is "
-                                     f"{_TYPE_NAMES[type_]}; found `"), value, f.lit("`")))
-        columns.append((value, type_, wrong))
-    arity_error = error(f.concat(f.lit(f"`{relation.name}` has {arity} {noun}; found "),
-                                 count.cast("string")))
+        columns.append((value, type_, message(wrong_value(relation, i, "\0"), value)))
+    arity_error = message(wrong_arity(relation, "\0"), count.cast("string"))
     # Every column checks the arity first, so no column can be read unchecked.
     return lines.select(*[
         f.when(count != arity, arity_error).otherwise(typed(value, type_, wrong))
@@ -144,14 +128,14 @@ def typed(value, type_: str, wrong):
             .otherwise(bits.cast("long")))
 
 
-def explain_data_error(exc: BaseException) -> FactFileError | None:
+def explain_data_error(exc: BaseException) -> DataError | None:
     """The bad input row inside a Spark exception, with its line number when
     the file can be read here."""
     match = _DATA.search(str(exc))
     if match is None:
         return None
     path, message, line = match.groups()
-    return FactFileError(path, locate(path, line), message)
+    return data_error(path, locate(path, line), message)
 
 
 def locate(path: str, line: str) -> int | None:
@@ -182,7 +166,7 @@ def text_lines(df, relation: RelationPlan, io: IOPlan | None):
     f = F()
     if relation.arity == 0:
         return df.limit(1).select(f.lit("()").alias("line"))
-    sep = text_param(io.param("delimiter") if io is not None else None)
+    sep = delimiter(io)
     parts = [text(t, f.col(f"c{i}")) for i, t in enumerate(relation.types)]
     line = parts[0] if len(parts) == 1 else f.concat_ws(sep, *parts)
     return df.orderBy(*sort_columns(relation)).select(line.alias("line"))
@@ -213,7 +197,7 @@ class OutputWriter:
         self.pending: list[tuple[str, str]] = []
 
     def write(self, df, relation: RelationPlan, io: IOPlan) -> None:
-        name = output_name(io, self.output_format)
+        name = output_path(io, "", "parquet" if self.output_format == "parquet" else "csv")
         if self.local:
             target = os.path.join(self.staging, f"{len(self.pending)}")
         else:
@@ -256,6 +240,5 @@ def stdout_text(df, relation: RelationPlan, io: IOPlan | None) -> str:
     """A relation framed for standard output as the local engine prints it; the
     rows come back through Arrow."""
     table = text_lines(df, relation, io).toArrow()
-    rows = "".join(line + "\n" for line in table.column("line").to_pylist())
-    rule = "=" * 15
-    return f"{'-' * 15}\n{relation.name}\n{rule}\n{rows}{rule}\n"
+    return frame_stdout(relation.name,
+                        "".join(line + "\n" for line in table.column("line").to_pylist()))

@@ -36,7 +36,7 @@ from datalog.backends.spark.expressions import (
     flip,
     literal,
     range_values,
-    rule_location,
+    rule_number,
     type_of,
     unsigned_decimal,
 )
@@ -61,13 +61,15 @@ class PipelineCompiler:
     """Builds the DataFrame of a rule's output; ``types`` maps relation names
     to their column types, ``spark`` makes the one-row start of aggregates."""
 
-    def __init__(self, spark, types: dict[str, tuple[str, ...]]):
+    def __init__(self, spark, types: dict[str, tuple[str, ...]], rules=()):
         self.spark = spark
         self.types = types
+        #: id of each RulePlan -> its number in ``ProgramPlan.rules()`` (for errors)
+        self.numbers = {id(rule): n for n, rule in enumerate(rules)}
 
     def rule(self, rule: RulePlan, source: Source):
         """The rows ``rule`` derives (a bag), as a relation DataFrame."""
-        with rule_location(rule.location):
+        with rule_number(self.numbers.get(id(rule), "")):
             df, scope = self.steps(rule.steps, None, Scope((), ()), source, depth=0)
             column_types = self.types[rule.relation]
             return df.select(*[

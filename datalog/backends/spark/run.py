@@ -1,32 +1,28 @@
-"""``datalog run --engine spark``: a whole program on Spark, files in, files out.
+"""A whole program on Spark, files in, files out (``datalog run --engine spark``).
 
-:func:`run_on_spark` is what the command line calls with the program's plan:
-it gets a session (:mod:`engine.spark.session`), reads every ``.input`` with
-Spark, evaluates (:mod:`datalog.backends.spark.executor`), writes every ``.output`` with
-Spark and returns the text for standard output (``IO=stdout`` relations, ``-D
--``, ``.printsize`` lines) -- the same files and text as the local engine's
-``datalog run``.
+:func:`run_on_spark` takes the program's plan and a session
+(:mod:`engine.spark.session`), reads every ``.input`` with Spark, evaluates
+(:mod:`~datalog.backends.spark.executor`), writes every ``.output`` with Spark and
+returns the text for standard output (``IO=stdout`` relations, ``-D -``,
+``.printsize`` lines) -- the same files and text as the circuit backend's run
+(:func:`datalog.api.run` is the entry point for both).
 
-What runs where: the plan is built here, in this Python process; every row is
-read, joined, deduplicated, aggregated, sorted and written by Spark's
-executors (threads of this process's JVM for ``local[*]``, a cluster's
-machines otherwise); only the rows printed to standard output come back, as
-Arrow batches.
+What runs where: the plan is built in this Python process; every row is read,
+joined, deduplicated, aggregated, sorted and written by Spark's executors
+(threads of this process's JVM for ``local[*]``, a cluster's machines
+otherwise); only the rows printed to standard output come back, as Arrow
+batches. ``IO=stdin`` inputs are read here and handed to Spark.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from datalog.backends.spark.errors import SparkEngineError
-from datalog.backends.spark.executor import (
-    SparkExecutor,
-    is_spark_failure,
-    materialize,
-    run_settings,
-    translate,
-)
+from datalog.backends.spark.errors import is_spark_failure, translate
+from datalog.backends.spark.executor import SparkExecutor, materialize, run_settings
 from datalog.backends.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
+from datalog.dialect.io import check_io, input_path, is_stdout, read_facts
+from datalog.errors import DatalogError
 from datalog.plan.ir import ProgramPlan
 from engine.spark.session import get_session
 
@@ -43,20 +39,27 @@ class SparkRun:
     iterations: dict = field(default_factory=dict)
 
 
-def read_inputs(spark, plan: ProgramPlan, fact_dir: str) -> dict:
+def read_inputs(executor: SparkExecutor, fact_dir: str) -> dict:
     """Every ``.input`` relation read and checked (one job each, so that a bad
     row is reported now, with its file and line, even in an unused relation)."""
+    plan, spark = executor.plan, executor.spark
     inputs = {}
     with run_settings(spark):
         for io in plan.inputs:
+            check_io(io)
             relation = plan.relations[io.relation]
-            df = read_input(spark, io, relation, fact_dir)
+            path = input_path(io, fact_dir)
+            if path == "-":
+                rows = read_facts(path, relation, io)
+                inputs[io.relation] = executor.facts_frame(io.relation, rows)
+                continue
+            df = read_input(spark, io, relation, path)
             try:
                 inputs[io.relation] = materialize(df, eager=True)
             except Exception as exc:
                 if not is_spark_failure(exc):
                     raise
-                raise spark_error(exc) from None
+                raise spark_error(exc, plan) from None
     return inputs
 
 
@@ -67,15 +70,17 @@ def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", 
     """Evaluates ``plan`` on Spark; ``output_dir`` ``"-"`` prints every output.
     ``spark`` is a session the caller owns (else one is made for ``master``)."""
     if output_format not in OUTPUT_FORMATS:
-        raise SparkEngineError(f"unknown output format `{output_format}` "
-                               f"(expected one of {', '.join(OUTPUT_FORMATS)})")
+        raise DatalogError(f"unknown output format `{output_format}` "
+                           f"(expected one of {', '.join(OUTPUT_FORMATS)})")
+    for io in plan.outputs:
+        check_io(io)
     spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir)
-    inputs = read_inputs(spark, plan, fact_dir)
     executor = SparkExecutor(spark, plan, **(
         {"max_iterations": max_iterations} if max_iterations else {}))
     try:
-        return write_outputs(spark, plan, executor.evaluate(inputs), output_dir,
-                             output_format, executor.iterations)
+        relations = executor.evaluate(read_inputs(executor, fact_dir))
+        return write_outputs(spark, plan, relations, output_dir, output_format,
+                             executor.iterations)
     finally:
         executor.release()
 
@@ -86,8 +91,7 @@ def write_outputs(spark, plan: ProgramPlan, relations: dict, output_dir: str,
     none."""
     result = SparkRun(iterations=dict(iterations))
     stdout: list[str] = []
-    to_print = [io for io in plan.outputs
-                if output_dir == "-" or (io.param("IO") or "").lower() == "stdout"]
+    to_print = [io for io in plan.outputs if output_dir == "-" or is_stdout(io)]
     to_write = [io for io in plan.outputs if io not in to_print]
     writer = OutputWriter(output_dir, output_format) if to_write else None
     with run_settings(spark):
@@ -104,13 +108,13 @@ def write_outputs(spark, plan: ProgramPlan, relations: dict, output_dir: str,
                 writer.abort()
             if not is_spark_failure(exc):
                 raise
-            raise spark_error(exc) from None
+            raise spark_error(exc, plan) from None
     if writer is not None:
         result.files = writer.commit()
     result.stdout = "".join(stdout)
     return result
 
 
-def spark_error(exc: BaseException) -> SparkEngineError:
+def spark_error(exc: BaseException, plan: ProgramPlan) -> DatalogError:
     """A failure inside a Spark job as one of our errors."""
-    return explain_data_error(exc) or translate(exc)
+    return explain_data_error(exc) or translate(exc, plan.rules())
