@@ -15,7 +15,25 @@ import click
 from datalog.version import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The command group: `datalog prog.dl` gets a hint instead of "no such
+    command", and Ctrl-C ends any command with one line and status 130."""
+
+    def resolve_command(self, ctx, args):
+        if args and args[0].endswith(".dl") and args[0] not in self.commands:
+            raise click.UsageError(f"`{args[0]}` is a program, not a command: run it with "
+                                   f"`datalog run {args[0]}` (or `datalog repl {args[0]}`)")
+        return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("datalog: interrupted", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="datalog")
 def main() -> None:
     """An incremental Datalog engine for the Soufflé dialect."""

@@ -40,6 +40,7 @@ from datalog.backends.errors import iteration_limit
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.dialect.io import (
     check_io,
+    check_outputs,
     format_rows,
     format_stdout,
     input_path,
@@ -204,6 +205,7 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
     session = program.session(fact_dir=fact_dir, max_iterations=max_iterations,
                               spill_threshold=spill_threshold)
     plan = program.plan
+    check_outputs(plan.outputs, output_dir)
     files: dict[str, str] = {}
     stdout: list[str] = []
     for io in plan.outputs:

@@ -15,8 +15,9 @@ A value that does not fit its column is a :class:`~datalog.errors.DataError` at
 ``file:line``:
 
 >>> import tempfile, os
->>> from datalog.plan.ir import RelationPlan
->>> edge = RelationPlan("edge", ("x", "y"), ("number", "symbol"))
+>>> from types import SimpleNamespace
+>>> edge = SimpleNamespace(name="edge", attributes=("x", "y"), types=("number", "symbol"),
+...                        arity=2)
 >>> d = tempfile.mkdtemp()
 >>> _ = open(os.path.join(d, "edge.facts"), "w").write("1\\ta\\n2\\tb c\\n")
 >>> sorted(read_facts(os.path.join(d, "edge.facts"), edge))
@@ -35,21 +36,40 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
-from datalog.errors import DataError, Diagnostic
-from datalog.syntax.ast import Span
+from datalog.errors import DataError, Diagnostic, Span
 
-if TYPE_CHECKING:  # the plan's types, read by attribute only: the dialect sits below the plan
-    from datalog.plan.ir import IOPlan, RelationPlan
+
+class Relation(Protocol):
+    """What the conventions read of a relation (the plan's ``RelationPlan`` is one:
+    the dialect sits below the plan, so it names only what it reads)."""
+
+    name: str
+    attributes: tuple[str, ...]
+    types: tuple[str, ...]
+
+    @property
+    def arity(self) -> int: ...
+
+
+class Directive(Protocol):
+    """What the conventions read of an I/O directive (the plan's ``IOPlan`` is one):
+    its ``kind`` (``input``, ``output``, ``printsize``), ``relation`` and
+    parameters."""
+
+    kind: str
+    relation: str
+
+    def param(self, key: str, default: str | None = None) -> str | None: ...
 
 
 def _unescape(text: str) -> str:
     return text.encode("utf-8").decode("unicode_escape") if "\\" in text else text
 
 
-def delimiter(io: IOPlan | None) -> str:
+def delimiter(io: Directive | None) -> str:
     """The column separator a directive asks for (``\\t`` by default)."""
     value = io.param("delimiter") if io is not None else None
     return _unescape(value) if value else "\t"
@@ -60,7 +80,7 @@ def is_true(value: str | None) -> bool:
     return value is not None and value.strip().lower() in ("true", "1", "yes")
 
 
-def input_path(io: IOPlan, fact_dir: str) -> str:
+def input_path(io: Directive, fact_dir: str) -> str:
     """The file an ``.input`` directive reads, under ``fact_dir`` (``-`` for
     ``IO=stdin``)."""
     if (io.param("IO") or "").lower() == "stdin":
@@ -69,18 +89,34 @@ def input_path(io: IOPlan, fact_dir: str) -> str:
     return os.path.join(fact_dir, filename)
 
 
-def output_path(io: IOPlan, output_dir: str, extension: str = "csv") -> str:
+def output_path(io: Directive, output_dir: str, extension: str = "csv") -> str:
     """The file an ``.output`` directive writes, under ``output_dir``
     (``filename=``, else ``<relation>.<extension>``)."""
     filename = io.param("filename") or f"{io.relation}.{extension}"
     return os.path.join(output_dir, filename)
 
 
-def is_stdout(io: IOPlan) -> bool:
+def check_outputs(outputs: Iterable[Directive], output_dir: str,
+                  extension: str = "csv") -> None:
+    """Two ``.output`` directives may not write one file (the second would
+    silently replace the first)."""
+    seen: dict[str, Directive] = {}
+    for io in outputs:
+        if output_dir == "-" or is_stdout(io):
+            continue
+        path = os.path.normpath(output_path(io, output_dir, extension))
+        if path in seen:
+            raise DataError([Diagnostic(
+                "error", f".output {seen[path].relation} and .output {io.relation} both "
+                         f"write {path}", None, hint="give one of them another filename=")])
+        seen[path] = io
+
+
+def is_stdout(io: Directive) -> bool:
     return (io.param("IO") or "").lower() == "stdout"
 
 
-def check_io(io: IOPlan) -> None:
+def check_io(io: Directive) -> None:
     """Only files (and standard output for ``.output``) are supported."""
     kind = (io.param("IO") or "file").lower()
     allowed = ("file", "stdout") if io.kind == "output" else ("file", "stdin")
@@ -113,13 +149,13 @@ TYPE_NAMES = {"number": "a number", "unsigned": "an unsigned number",
               "float": "a float", "symbol": "a symbol"}
 
 
-def wrong_arity(relation: RelationPlan, found: str) -> str:
+def wrong_arity(relation: Relation, found: str) -> str:
     """The message for a line of a fact file with ``found`` columns."""
     arity = relation.arity
     return f"`{relation.name}` has {arity} column{'s' if arity != 1 else ''}; found {found}"
 
 
-def wrong_value(relation: RelationPlan, column: int, found: str) -> str:
+def wrong_value(relation: Relation, column: int, found: str) -> str:
     """The message for the text ``found`` in 0-based ``column``, which does not fit."""
     return (f"column {column + 1} ({relation.attributes[column]}) of `{relation.name}` "
             f"is {TYPE_NAMES[relation.types[column]]}; found `{found}`")
@@ -131,12 +167,12 @@ def data_error(path: str, line: int | None, message: str) -> DataError:
                                  Span(path, line or 0, 0, line or 0, 0))])
 
 
-def missing_file(relation: RelationPlan, path: str) -> DataError:
+def missing_file(relation: Relation, path: str) -> DataError:
     return DataError([Diagnostic(
         "error", f"cannot open fact file for `{relation.name}`: {path}: no such file", None)])
 
 
-def read_facts(path: str, relation: RelationPlan, io: IOPlan | None = None) -> set[tuple]:
+def read_facts(path: str, relation: Relation, io: Directive | None = None) -> set[tuple]:
     """The rows of a fact file for ``relation`` (see the module docstring)."""
     try:
         if path == "-":
@@ -185,8 +221,8 @@ def format_value(value) -> str:
     return str(value)
 
 
-def format_rows(rows: Iterable[tuple], relation: RelationPlan,
-                io: IOPlan | None = None) -> str:
+def format_rows(rows: Iterable[tuple], relation: Relation,
+                io: Directive | None = None) -> str:
     """The text of an output file: one line per row, sorted."""
     sep = delimiter(io)
     lines = [sep.join(format_value(v) for v in row) for row in sorted(rows)]
@@ -197,8 +233,8 @@ def format_rows(rows: Iterable[tuple], relation: RelationPlan,
     return "".join(line + "\n" for line in lines)
 
 
-def format_stdout(rows: Iterable[tuple], relation: RelationPlan,
-                  io: IOPlan | None = None) -> str:
+def format_stdout(rows: Iterable[tuple], relation: Relation,
+                  io: Directive | None = None) -> str:
     """A relation printed to standard output, framed as Soufflé does."""
     return frame_stdout(relation.name, format_rows(rows, relation, io))
 
@@ -212,21 +248,32 @@ def frame_stdout(name: str, text: str) -> str:
 def write_files(contents: dict[str, str]) -> None:
     """Write several files all or nothing as far as the file system allows: each
     goes to a temporary file in its directory first; they are renamed into place
-    only once all were written."""
+    only once all were written. Files get the usual permissions (``0666`` less
+    the umask: ``0644`` under umask ``022``), as ``open()`` would give them."""
     temps: list[tuple[str, str]] = []
+    mode = 0o666 & ~_umask()
     try:
         for path, text in contents.items():
             directory = os.path.dirname(os.path.abspath(path))
             os.makedirs(directory, exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=directory, prefix=".datalog-", suffix=".tmp")
             temps.append((temp, path))
+            os.fchmod(fd, mode)  # mkstemp makes 0600 files
             with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
         for temp, path in temps:
             os.replace(temp, path)
-    except OSError as exc:
+    except BaseException as exc:  # an OSError, or Ctrl-C: no temporary file stays
         for temp, _ in temps:
             if os.path.exists(temp):
                 os.unlink(temp)
+        if not isinstance(exc, OSError):
+            raise
         raise DataError([Diagnostic("error", f"cannot write output: {exc}", None)]) \
             from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

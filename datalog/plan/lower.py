@@ -80,12 +80,16 @@ def plan_program(checked) -> ProgramPlan:
                       for head, body in stratum.clauses)
         if rules:
             strata.append(StratumPlan(tuple(stratum.relations), stratum.recursive, rules))
+    # Every .input and .output directive counts (a relation may be read from two
+    # files, written to a file and printed); a repeated one, and .printsize, once.
     directives = {"input": [], "output": [], "printsize": []}
     for directive in program.directives:
         for name in directive.relations:
             plans = directives.setdefault(directive.kind, [])
-            if all(p.relation != name for p in plans):
-                plans.append(IOPlan(directive.kind, name, tuple(directive.params)))
+            plan = IOPlan(directive.kind, name, tuple(directive.params))
+            if plan not in plans and (directive.kind != "printsize"
+                                      or all(p.relation != name for p in plans)):
+                plans.append(plan)
     return ProgramPlan(relations, tuple(strata),
                        {name: frozenset(rows) for name, rows in facts.items()},
                        tuple(directives["input"]), tuple(directives["output"]),

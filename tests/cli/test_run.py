@@ -175,3 +175,49 @@ o(x, y) :- e(x, y).
                             check=False)
     assert result.returncode == 0, result.stderr
     assert "1\ta\n2\tb\n" in result.stdout
+
+
+def test_every_output_directive_is_honoured_and_files_are_0644(tmp_path):
+    write(tmp_path / "m.dl", '.decl p(x: number)\np(1).\n.output p\n.output p(IO=stdout)\n'
+                             '.output p(filename="q.csv")\n')
+    result = subprocess.run("umask 022 && datalog run m.dl", shell=True, capture_output=True,
+                            text=True, cwd=tmp_path, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "---------------\np\n===============\n1\n===============\n"
+    for name in ("p.csv", "q.csv"):
+        assert (tmp_path / name).read_text() == "1\n"
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o644, name
+
+
+def test_two_outputs_writing_one_file_is_an_error(tmp_path):
+    write(tmp_path / "c.dl", '.decl p(x: number)\np(1).\n.output p\n'
+                             '.decl q(x: number)\nq(2).\n.output q(filename="p.csv")\n')
+    result = datalog("run", "c.dl", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: .output p and .output q both write p.csv")
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_a_program_given_as_a_command_gets_a_hint(tmp_path):
+    write(tmp_path / "m.dl", ".decl p(x: number)\n")
+    result = datalog("m.dl", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "run it with `datalog run m.dl`" in result.stderr
+
+
+def test_ctrl_c_exits_130_with_one_line_and_no_output(tmp_path):
+    import signal
+    import time
+
+    write(tmp_path / "edge.facts", "".join(f"{i}\t{i + 1}\n" for i in range(3000)))
+    write(tmp_path / "tc.dl", ".decl edge(x: number, y: number)\n.input edge\n"
+                              ".decl path(x: number, y: number)\n.output path\n"
+                              "path(x, y) :- edge(x, y).\npath(x, z) :- path(x, y), edge(y, z).\n")
+    process = subprocess.Popen(["datalog", "run", "tc.dl"], cwd=tmp_path, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(5)   # started, and well inside the evaluation (4.5 million paths)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert err == "datalog: interrupted\n" and out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edge.facts", "tc.dl"]

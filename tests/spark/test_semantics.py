@@ -134,3 +134,19 @@ def test_parquet_output(spark, tmp_path):
     rows = table.to_pylist()
     assert [(r["name"], r["n"], int(r["u"]), r["f"]) for r in rows] == \
         [("a", 2, 3, 1e16), ("b", -1, 2**64 - 1, 0.5)]
+
+
+def test_standard_input_is_read_as_locally(spark, tmp_path, monkeypatch):
+    import io
+
+    path = tmp_path / "p.dl"
+    path.write_text(".decl e(x: number, y: symbol)\n.input e(IO=stdin)\n"
+                    ".decl o(x: number, y: symbol)\n.output o(IO=stdout)\no(x, y) :- e(x, y).\n")
+    outputs = []
+    for engine in ("local", "spark"):
+        monkeypatch.setattr("sys.stdin", io.StringIO("2\tb\n1\ta\n"))
+        outputs.append(run(engine, str(path), str(tmp_path), str(tmp_path / f"out-{engine}"),
+                           spark if engine == "spark" else None))
+    local, remote = outputs
+    assert remote == local
+    assert "o\n===============\n1\ta\n2\tb\n" in remote[1]

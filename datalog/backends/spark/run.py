@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datalog.backends.spark.errors import is_spark_failure, translate
 from datalog.backends.spark.executor import SparkExecutor, materialize, run_settings
 from datalog.backends.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
-from datalog.dialect.io import check_io, input_path, is_stdout, read_facts
+from datalog.dialect.io import check_io, check_outputs, input_path, is_stdout, read_facts
 from datalog.errors import DatalogError
 from datalog.plan.ir import ProgramPlan
 from engine.spark.session import get_session
@@ -74,6 +74,7 @@ def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", 
                            f"(expected one of {', '.join(OUTPUT_FORMATS)})")
     for io in plan.outputs:
         check_io(io)
+    check_outputs(plan.outputs, output_dir, "parquet" if output_format == "parquet" else "csv")
     spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir)
     executor = SparkExecutor(spark, plan, **(
         {"max_iterations": max_iterations} if max_iterations else {}))
