@@ -34,15 +34,7 @@ error: variable `x` in the head is not bound in the body
 
 from __future__ import annotations
 
-from datalog.analysis.typecheck import (
-    Scope,
-    aggregates_in,
-    check_clause_types,
-    clause_variables,
-    direct_variables,
-    literal_terms,
-    subterms,
-)
+from datalog.analysis.typecheck import Scope, check_clause_types
 from datalog.analysis.types import (  # relation_types is part of this module's API
     TypeTable,
     check_types,
@@ -66,6 +58,13 @@ from datalog.syntax.ast import (
     Span,
     Variable,
     Wildcard,
+)
+from datalog.syntax.terms import (
+    aggregates_in,
+    clause_variables,
+    direct_variables,
+    literal_terms,
+    subterms,
 )
 
 #: Parameters of `.input` / `.output` directives that the engine reads

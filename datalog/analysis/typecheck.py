@@ -27,8 +27,6 @@ Unknown relations, types or functors are skipped here (other checks report them)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
 from datalog.analysis.types import TypeTable
 from datalog.dialect.functors import BINARY_OPS, COMPARISONS, FUNCTORS, NUMERIC_TYPES, UNARY_OPS
 from datalog.errors import Diagnostic
@@ -38,7 +36,6 @@ from datalog.syntax.ast import (
     BinaryOp,
     Comparison,
     Constant,
-    Functor,
     Literal,
     Module,
     Negation,
@@ -48,8 +45,8 @@ from datalog.syntax.ast import (
     UnaryOp,
     Variable,
     Wildcard,
-    term_variables,
 )
+from datalog.syntax.terms import aggregate_variables, clause_variables, subterms
 
 # ---------------------------------------------------------------- shared helpers
 
@@ -78,61 +75,6 @@ class Scope:
             inner[v.name] = inner.get(v.name, 0) + 1
         outer = {n for n, c in inner.items() if counts.get(n, 0) > c}
         return Scope(id(agg), outer, self)
-
-
-def subterms(terms: Iterable[Term], targets: bool = True) -> Iterator[Term]:
-    """Every term in ``terms`` and in their arguments, without recursion; an
-    aggregate's target is included (unless ``targets`` is false), its body is not."""
-    todo = list(terms)
-    while todo:
-        term = todo.pop()
-        yield term
-        if isinstance(term, BinaryOp):
-            todo += [term.left, term.right]
-        elif isinstance(term, UnaryOp):
-            todo.append(term.operand)
-        elif isinstance(term, Functor):
-            todo += term.args
-        elif targets and isinstance(term, Aggregate) and term.target is not None:
-            todo.append(term.target)
-
-
-def direct_variables(terms: Iterable[Term]) -> Iterator[Variable]:
-    """The variables of ``terms`` outside aggregates (an aggregate's variables
-    belong to its own scope)."""
-    for term in subterms(terms, targets=False):
-        if isinstance(term, Variable):
-            yield term
-
-
-def aggregates_in(terms: Iterable[Term]) -> Iterator[Aggregate]:
-    for term in subterms(terms):
-        if isinstance(term, Aggregate):
-            yield term
-
-
-def literal_terms(literal: Literal) -> tuple[Term, ...]:
-    if isinstance(literal, Atom):
-        return literal.args
-    if isinstance(literal, Negation):
-        return literal.atom.args
-    return literal.left, literal.right
-
-
-def aggregate_variables(agg: Aggregate) -> Iterator[Variable]:
-    if agg.target is not None:
-        yield from term_variables(agg.target)
-    for literal in agg.body:
-        for term in literal_terms(literal):
-            yield from term_variables(term)
-
-
-def clause_variables(head: Atom, body: Iterable[Literal]) -> Iterator[Variable]:
-    for arg in head.args:
-        yield from term_variables(arg)
-    for literal in body:
-        for term in literal_terms(literal):
-            yield from term_variables(term)
 
 
 def flexible(term: Term) -> bool:
