@@ -34,7 +34,9 @@ error: variable `x` in the head is not bound in the body
 
 from __future__ import annotations
 
-from datalog.analysis.typecheck import Scope, check_clause_types
+from datalog.analysis.context import Context
+from datalog.analysis.grounded import Grounding, Scope
+from datalog.analysis.typecheck import check_clause_types
 from datalog.analysis.types import (  # relation_types is part of this module's API
     TypeTable,
     check_types,
@@ -79,11 +81,12 @@ _BOOLEANS = ("true", "false", "1", "0", "yes", "no")
 
 def check(program: Module) -> list[Diagnostic]:
     """Every error and warning of ``program``, sorted by place."""
-    table = TypeTable(program)
+    context = Context(program)
+    table = context.table
     diagnostics = check_types(program, table)
     diagnostics += check_declarations(program, table)
-    diagnostics += check_clauses(program)
-    diagnostics += check_clause_types(program, table)
+    diagnostics += check_clauses(program, context)
+    diagnostics += check_clause_types(program, context)
     return sort_diagnostics(diagnostics)
 
 
@@ -178,7 +181,7 @@ def _undefined(name: str, declared: list[str], span: Span) -> Diagnostic:
 # ---------------------------------------------------------------- clauses
 
 
-def check_clauses(program: Module) -> list[Diagnostic]:
+def check_clauses(program: Module, context: Context) -> list[Diagnostic]:
     """Relations, arities, functors, ground facts, range restriction, singletons."""
     decls: dict[str, RelationDecl] = {}
     for decl in program.relations:
@@ -196,7 +199,7 @@ def check_clauses(program: Module) -> list[Diagnostic]:
             for literal in conjunction:
                 out += _check_literal(literal, decls)
         for head, conjunction in rule.clauses():
-            out += check_range(head, conjunction)
+            out += check_range(head, conjunction, context.grounding(head, conjunction))
     return out
 
 
@@ -290,12 +293,11 @@ def _check_fact(fact: Fact) -> list[Diagnostic]:
 # ---------------------------------------------------------------- range restriction
 
 
-def check_range(head: Atom, body: tuple[Literal, ...]) -> list[Diagnostic]:
-    """Range restriction and singleton variables of one clause ``head :- body``."""
+def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> list[Diagnostic]:
+    """Range restriction and singleton variables of one clause ``head :- body``,
+    whose groundedness is ``grounding``."""
     out: list[Diagnostic] = []
-    counts: dict[str, int] = {}
-    for v in clause_variables(head, body):
-        counts[v.name] = counts.get(v.name, 0) + 1
+    counts = grounding.counts
     unbound: set[tuple[int, str]] = set()
     unbound_names: set[str] = set()
 
@@ -331,18 +333,18 @@ def check_range(head: Atom, body: tuple[Literal, ...]) -> list[Diagnostic]:
                 need((literal.left, literal.right), scope, bound,
                      "in an equality" if literal.op == "=" else "in a comparison")
             for agg in aggregates_in(literal_terms(literal)):
-                check_aggregate(agg, scope, bound)
+                check_aggregate(agg)
 
-    def check_aggregate(agg: Aggregate, scope: Scope, bound: set) -> None:
-        inner = scope.enter(agg, counts)
-        inner_bound = _bound(agg.body, inner, bound)
+    def check_aggregate(agg: Aggregate) -> None:
+        inner = grounding.scope(agg)
+        inner_bound = grounding.bound(inner)
         if agg.target is not None:
             misplaced_wildcards([agg.target], as_arguments=False)
             need([agg.target], inner, inner_bound, "in the aggregate's target")
         check_body(agg.body, inner, inner_bound)
 
-    top = Scope(0)
-    bound = _bound(body, top, set())
+    top = grounding.top
+    bound = grounding.bound(top)
     for arg in head.args:
         if isinstance(arg, Wildcard):
             out.append(Diagnostic("error", "`_` in the head of a rule", arg.span,
@@ -350,7 +352,7 @@ def check_range(head: Atom, body: tuple[Literal, ...]) -> list[Diagnostic]:
     need(head.args, top, bound, "in the head")
     misplaced_wildcards(head.args, as_arguments=True)
     for agg in aggregates_in(head.args):
-        check_aggregate(agg, top, bound)
+        check_aggregate(agg)
     check_body(body, top, bound)
     first: dict[str, Variable] = {}
     for v in clause_variables(head, body):
@@ -361,30 +363,6 @@ def check_range(head: Atom, body: tuple[Literal, ...]) -> list[Diagnostic]:
                                   first[name].span,
                                   hint=f"replace it with `_`, or name it `_{name}`"))
     return out
-
-
-def _bound(body, scope: Scope, bound: set) -> set:
-    """The variables (scope keys) bound in ``body``, on top of ``bound``: the
-    arguments of positive atoms, then, until nothing changes, ``x`` in ``x = t``
-    when every variable of ``t`` is bound."""
-    bound = set(bound)
-    for literal in body:
-        if isinstance(literal, Atom):
-            for arg in literal.args:
-                if isinstance(arg, Variable):
-                    bound.add(scope.key(arg.name))
-    changed = True
-    while changed:
-        changed = False
-        for literal in body:
-            if not (isinstance(literal, Comparison) and literal.op == "="):
-                continue
-            for var, other in ((literal.left, literal.right), (literal.right, literal.left)):
-                if isinstance(var, Variable) and scope.key(var.name) not in bound and \
-                        all(scope.key(v.name) in bound for v in direct_variables([other])):
-                    bound.add(scope.key(var.name))
-                    changed = True
-    return bound
 
 
 __all__ = [
