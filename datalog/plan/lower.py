@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from datalog.analysis.transforms.constants import substitute_constants
 from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS
 from datalog.errors import CheckError, Diagnostic
-from datalog.plan.clauses import substitute_constants
 from datalog.plan.ir import (
     Aggregate,
     Antijoin,

@@ -1,6 +1,9 @@
-"""Constants substituted for the variables equated to them: an AST -> AST
-transform of one clause, which the lowering (:mod:`datalog.plan.lower`) applies
-so constants reach the atoms as filters and join keys."""
+"""Constants substituted for the variables equated to them.
+
+Takes one clause (a head atom and a conjunction of literals) and gives the
+clause with every ``x = constant`` at the top level of its body applied and
+dropped; the lowering (:mod:`datalog.plan.lower`) applies it so that constants
+reach the atoms as filters and join keys."""
 
 from __future__ import annotations
 
