@@ -17,6 +17,10 @@ term is checked where it is used:
 - ``sum`` and ``mean`` aggregate numbers.
 
 Unknown relations, types or functors are skipped here (other checks report them).
+Takes a module and its :class:`~datalog.analysis.context.Context`: the type table,
+and each clause's :class:`~datalog.analysis.grounded.Grounding`, whose scopes tell
+which occurrences of a name are one variable (an aggregate's local variables are
+its own). Gives the type errors.
 
 >>> from datalog.syntax.parser import parse
 >>> from datalog.analysis.context import Context
