@@ -74,9 +74,8 @@ from datalog.syntax.ast import (
     UnaryOp,
     Variable,
     Wildcard,
-    literal_variables,
-    term_variables,
 )
+from datalog.syntax.terms import literal_variables, term_variables
 
 Binding = dict[str, Any]
 Database = dict[str, set[tuple]]

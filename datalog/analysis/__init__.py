@@ -3,14 +3,27 @@
 Takes a parsed :class:`~datalog.syntax.ast.Module` and gives either a
 :class:`~datalog.analysis.frontend.CheckedProgram` (the program after its
 transforms, every relation's column types, the strata in dependency order) or a
-:class:`~datalog.errors.CheckError` with every error and warning.
+:class:`~datalog.errors.CheckError` with every error and warning. Analyses read
+the AST, transforms rewrite it (as Soufflé's ``ast/analysis`` and
+``ast/transform``); the term walkers they share are :mod:`datalog.syntax.terms`.
 
-- :mod:`~datalog.analysis.check`: the checks, pure functions to diagnostics;
-- :mod:`~datalog.analysis.types` and :mod:`~datalog.analysis.typecheck`: the
-  type table and the type checker;
-- :mod:`~datalog.analysis.stratify`: the precedence graph (networkx) and its
-  strata; :mod:`~datalog.analysis.dot` draws it;
-- :mod:`~datalog.analysis.eqrel`: the ``eqrel`` transform (rules added);
-- :mod:`~datalog.analysis.frontend`: parse, check, transform and stratify in one
-  call (``load``, ``load_file``, ``diagnose_file``).
+Analyses:
+
+- :mod:`~datalog.analysis.types`: a module -> its :class:`TypeTable` (user types
+  resolved, subtypes), each relation's column types;
+- :mod:`~datalog.analysis.grounded`: a clause -> its scopes and the variables
+  bound in each (computed once per clause);
+- :mod:`~datalog.analysis.context`: a module -> what the checks share (the type
+  table, the declarations, every clause's groundedness);
+- :mod:`~datalog.analysis.check`: a module -> its diagnostics, running the passes
+  of ``CHECKS``: :mod:`~datalog.analysis.checks` (one check per module) and the
+  type checker :mod:`~datalog.analysis.typecheck`;
+- :mod:`~datalog.analysis.stratify`: a module -> its precedence graph (networkx)
+  and its strata; :mod:`~datalog.analysis.dot` draws it.
+
+Transforms (:mod:`~datalog.analysis.transforms`): ``eqrel`` closure rules added
+to a module; ``x = constant`` substituted in a clause (for the lowering).
+
+:mod:`~datalog.analysis.frontend`: parse, check, transform and stratify in one
+call (``load``, ``load_file``, ``diagnose_file``).
 """

@@ -28,8 +28,8 @@ digraph precedence {
 
 from __future__ import annotations
 
-from datalog.analysis.eqrel import expand_eqrel
 from datalog.analysis.stratify import components, dependency_graph
+from datalog.analysis.transforms.eqrel import expand_eqrel
 from datalog.syntax.ast import Module
 
 

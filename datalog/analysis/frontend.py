@@ -7,7 +7,7 @@ together). Warnings are kept on the result, a :class:`CheckedProgram`, which is
 what the compiler, the reference evaluator and the REPL start from.
 
 The program on the result has ``eqrel`` relations expanded into ordinary rules
-(see :mod:`datalog.analysis.eqrel`), so its strata hold those rules too.
+(see :mod:`datalog.analysis.transforms.eqrel`), so its strata hold those rules too.
 
 >>> checked = load('''.decl e(x: number, y: number)
 ... .decl t(x: number, y: number)
@@ -31,8 +31,8 @@ import os
 from dataclasses import dataclass
 
 from datalog.analysis.check import check, sort_diagnostics
-from datalog.analysis.eqrel import expand_eqrel
 from datalog.analysis.stratify import Stratum, stratify
+from datalog.analysis.transforms.eqrel import expand_eqrel
 from datalog.analysis.types import relation_types
 from datalog.errors import CheckError, Diagnostic, ParseError
 from datalog.syntax.ast import Module

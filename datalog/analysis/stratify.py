@@ -32,9 +32,9 @@ from itertools import pairwise
 
 import networkx as nx
 
-from datalog.analysis.typecheck import aggregates_in, literal_terms
 from datalog.errors import CheckError, Diagnostic
 from datalog.syntax.ast import Aggregate, Atom, Literal, Module, Negation
+from datalog.syntax.terms import aggregates_in, literal_terms
 
 _STRENGTH = {"positive": 0, "aggregate": 1, "negative": 2}
 

@@ -17,19 +17,22 @@ term is checked where it is used:
 - ``sum`` and ``mean`` aggregate numbers.
 
 Unknown relations, types or functors are skipped here (other checks report them).
+Takes a module and its :class:`~datalog.analysis.context.Context`: the type table,
+and each clause's :class:`~datalog.analysis.grounded.Grounding`, whose scopes tell
+which occurrences of a name are one variable (an aggregate's local variables are
+its own). Gives the type errors.
 
 >>> from datalog.syntax.parser import parse
->>> from datalog.analysis.types import TypeTable
+>>> from datalog.analysis.context import Context
 >>> p = parse('.decl a(x: number)\\n.decl b(s: symbol)\\nb(s) :- a(s).')
->>> [d.message for d in check_clause_types(p, TypeTable(p))]
+>>> [d.message for d in check_clause_types(p, Context(p))]
 ['`s` has type `number` but column `s` of `b` has type `symbol`']
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-
-from datalog.analysis.types import TypeTable
+from datalog.analysis.context import Context
+from datalog.analysis.grounded import Scope
 from datalog.dialect.functors import BINARY_OPS, COMPARISONS, FUNCTORS, NUMERIC_TYPES, UNARY_OPS
 from datalog.errors import Diagnostic
 from datalog.syntax.ast import (
@@ -38,101 +41,16 @@ from datalog.syntax.ast import (
     BinaryOp,
     Comparison,
     Constant,
-    Functor,
     Literal,
     Module,
     Negation,
-    RelationDecl,
     Span,
     Term,
     UnaryOp,
     Variable,
     Wildcard,
-    term_variables,
 )
-
-# ---------------------------------------------------------------- shared helpers
-
-
-class Scope:
-    """The variables of a clause, or of an aggregate body inside it. ``outer``
-    names the variables shared with the enclosing scope (they also occur outside
-    the aggregate); the others are local to the aggregate. :meth:`key` names a
-    variable uniquely within the clause."""
-
-    def __init__(self, ident: int, outer: set[str] | None = None,
-                 parent: Scope | None = None):
-        self.ident, self.outer, self.parent = ident, outer or set(), parent
-
-    def key(self, name: str) -> tuple[int, str]:
-        scope = self
-        while scope.parent is not None and name in scope.outer:
-            scope = scope.parent
-        return scope.ident, name
-
-    def enter(self, agg: Aggregate, counts: dict[str, int]) -> Scope:
-        """The scope of ``agg``'s body; ``counts`` counts each variable name's
-        occurrences in the whole clause."""
-        inner: dict[str, int] = {}
-        for v in aggregate_variables(agg):
-            inner[v.name] = inner.get(v.name, 0) + 1
-        outer = {n for n, c in inner.items() if counts.get(n, 0) > c}
-        return Scope(id(agg), outer, self)
-
-
-def subterms(terms: Iterable[Term], targets: bool = True) -> Iterator[Term]:
-    """Every term in ``terms`` and in their arguments, without recursion; an
-    aggregate's target is included (unless ``targets`` is false), its body is not."""
-    todo = list(terms)
-    while todo:
-        term = todo.pop()
-        yield term
-        if isinstance(term, BinaryOp):
-            todo += [term.left, term.right]
-        elif isinstance(term, UnaryOp):
-            todo.append(term.operand)
-        elif isinstance(term, Functor):
-            todo += term.args
-        elif targets and isinstance(term, Aggregate) and term.target is not None:
-            todo.append(term.target)
-
-
-def direct_variables(terms: Iterable[Term]) -> Iterator[Variable]:
-    """The variables of ``terms`` outside aggregates (an aggregate's variables
-    belong to its own scope)."""
-    for term in subterms(terms, targets=False):
-        if isinstance(term, Variable):
-            yield term
-
-
-def aggregates_in(terms: Iterable[Term]) -> Iterator[Aggregate]:
-    for term in subterms(terms):
-        if isinstance(term, Aggregate):
-            yield term
-
-
-def literal_terms(literal: Literal) -> tuple[Term, ...]:
-    if isinstance(literal, Atom):
-        return literal.args
-    if isinstance(literal, Negation):
-        return literal.atom.args
-    return literal.left, literal.right
-
-
-def aggregate_variables(agg: Aggregate) -> Iterator[Variable]:
-    if agg.target is not None:
-        yield from term_variables(agg.target)
-    for literal in agg.body:
-        for term in literal_terms(literal):
-            yield from term_variables(term)
-
-
-def clause_variables(head: Atom, body: Iterable[Literal]) -> Iterator[Variable]:
-    for arg in head.args:
-        yield from term_variables(arg)
-    for literal in body:
-        for term in literal_terms(literal):
-            yield from term_variables(term)
+from datalog.syntax.terms import subterms
 
 
 def flexible(term: Term) -> bool:
@@ -146,32 +64,28 @@ def flexible(term: Term) -> bool:
 # ---------------------------------------------------------------- checking
 
 
-def check_clause_types(program: Module, table: TypeTable) -> list[Diagnostic]:
-    decls: dict[str, RelationDecl] = {}
-    for decl in program.relations:
-        decls.setdefault(decl.name, decl)
+def check_clause_types(module: Module, context: Context) -> list[Diagnostic]:
+    """Type mismatches in the facts and rules of ``module``."""
     out: list[Diagnostic] = []
-    for fact in program.facts:
-        _Clause(table, decls, fact.atom, (), out).check_fact()
-    for rule in program.rules:
+    for fact in module.facts:
+        _Clause(context, fact.atom, (), out).check_fact()
+    for rule in module.rules:
         for head, body in rule.clauses():
-            _Clause(table, decls, head, body, out).check_rule()
+            _Clause(context, head, body, out).check_rule()
     return out
 
 
 class _Clause:
-    def __init__(self, table: TypeTable, decls: dict[str, RelationDecl], head: Atom,
-                 body: tuple[Literal, ...], out: list[Diagnostic]):
-        self.table, self.decls, self.head, self.body, self.out = table, decls, head, body, out
+    def __init__(self, context: Context, head: Atom, body: tuple[Literal, ...],
+                 out: list[Diagnostic]):
+        self.table, self.decls = context.table, context.decls
+        self.grounding = context.grounding(head, body)
+        self.head, self.body, self.out = head, body, out
         self.types: dict[tuple[int, str], tuple[str, Span, str]] = {}
-        self.counts: dict[str, int] = {}
-        for v in clause_variables(head, body):
-            self.counts[v.name] = self.counts.get(v.name, 0) + 1
         self.reported: set[int] = set()
         # (term, scope, expected, report) -> type; cleared when a variable's type is
         # learnt. Without it an operator chain would be typed exponentially often.
         self.memo: dict[tuple, str | None] = {}
-        self.scopes: dict[tuple[int, int], Scope] = {}
 
     def error(self, message: str, span: Span, hint: str | None = None) -> None:
         self.out.append(Diagnostic("error", message, span, hint))
@@ -189,10 +103,10 @@ class _Clause:
     # ------------------------------------------------------------ entry points
 
     def check_fact(self) -> None:
-        self.check_head(Scope(0))
+        self.check_head(self.grounding.top)
 
     def check_rule(self) -> None:
-        top = Scope(0)
+        top = self.grounding.top
         self.infer(self.body, top)
         self.check_body(self.body, top)
         self.check_head(top)
@@ -340,7 +254,7 @@ class _Clause:
                 return expected
             return term.type
         if isinstance(term, Aggregate):
-            return self.aggregate_type(term, scope, report)
+            return self.aggregate_type(term, report)
         if isinstance(term, BinaryOp):
             table, name, args = BINARY_OPS, term.op, (term.left, term.right)
         elif isinstance(term, UnaryOp):
@@ -369,11 +283,8 @@ class _Clause:
                        hint="it takes " + "; ".join(operator.signatures()[:4]))
         return result
 
-    def aggregate_type(self, agg: Aggregate, outer: Scope, report: bool) -> str | None:
-        key = (id(agg), id(outer))
-        if key not in self.scopes:
-            self.scopes[key] = outer.enter(agg, self.counts)
-        scope = self.scopes[key]
+    def aggregate_type(self, agg: Aggregate, report: bool) -> str | None:
+        scope = self.grounding.scope(agg)
         if report and id(agg) not in self.reported:
             self.reported.add(id(agg))
             self.infer(agg.body, scope)

@@ -26,9 +26,13 @@ questions; :func:`check_types` reports bad type declarations;
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from datalog.errors import CheckError, Diagnostic, did_you_mean
 from datalog.syntax.ast import PRIMITIVE_TYPES, Module, Span, TypeDecl
+
+if TYPE_CHECKING:  # the context holds a TypeTable
+    from datalog.analysis.context import Context
 
 
 class TypeTable:
@@ -148,8 +152,11 @@ def word_span(sources: dict[str, str], span: Span | None, word: str) -> Span | N
     return span
 
 
-def check_types(program: Module, table: TypeTable) -> list[Diagnostic]:
-    """Duplicate, unknown, cyclic and mixed type declarations."""
+def check_types(program: Module, context: Context) -> list[Diagnostic]:
+    """Duplicate, unknown, cyclic and mixed type declarations (a check of
+    :mod:`datalog.analysis.check`; ``context.table`` is the module's
+    :class:`TypeTable`)."""
+    table = context.table
     out: list[Diagnostic] = []
     sources = dict(program.sources)
     first: dict[str, TypeDecl] = {}

@@ -65,6 +65,16 @@ class Directive(Protocol):
     def param(self, key: str, default: str | None = None) -> str | None: ...
 
 
+#: Parameters of `.input` / `.output` directives that the engine reads; others are
+#: accepted with a warning that they are ignored.
+IO_PARAMETERS = ("IO", "filename", "delimiter", "headers")
+#: The ``IO=`` kinds each directive supports.
+IO_KINDS = {"input": ("file", "stdin"), "output": ("file", "stdout"),
+            "printsize": ("stdout",)}
+#: The values a boolean parameter (``headers=``) may take.
+IO_BOOLEANS = ("true", "false", "1", "0", "yes", "no")
+
+
 def _unescape(text: str) -> str:
     return text.encode("utf-8").decode("unicode_escape") if "\\" in text else text
 
@@ -119,7 +129,7 @@ def is_stdout(io: Directive) -> bool:
 def check_io(io: Directive) -> None:
     """Only files (and standard output for ``.output``) are supported."""
     kind = (io.param("IO") or "file").lower()
-    allowed = ("file", "stdout") if io.kind == "output" else ("file", "stdin")
+    allowed = IO_KINDS["output" if io.kind == "output" else "input"]
     if kind not in allowed:
         raise DataError([Diagnostic(
             "error", f".{io.kind} {io.relation}: IO={io.param('IO')} is not supported "

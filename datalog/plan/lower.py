@@ -37,9 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from datalog.analysis.transforms.constants import substitute_constants
 from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS
 from datalog.errors import CheckError, Diagnostic
-from datalog.plan.clauses import clause_text, substitute_constants
 from datalog.plan.ir import (
     Aggregate,
     Antijoin,
@@ -58,6 +58,8 @@ from datalog.plan.ir import (
     StratumPlan,
 )
 from datalog.syntax import ast
+from datalog.syntax.printer import clause_text
+from datalog.syntax.terms import direct_variables, literal_terms, term_variables
 
 
 def plan_program(checked) -> ProgramPlan:
@@ -234,7 +236,7 @@ class _PipelinePlanner:
         """Arguments that are expressions over unbound variables (to avoid)."""
         return sum(1 for arg in atom.args
                    if isinstance(arg, (ast.BinaryOp, ast.UnaryOp, ast.Functor))
-                   and not {v.name for v in _term_vars(arg)} <= self.slots.keys())
+                   and not {v.name for v in term_variables(arg)} <= self.slots.keys())
 
     def _hoist(self, literal, waiting) -> None:
         if isinstance(literal, ast.Atom):
@@ -296,11 +298,11 @@ class _PipelinePlanner:
             _, _, term = item
             if isinstance(term, ast.Aggregate):
                 return set()        # handled by _aggregate_ready
-            return {v.name for a in term.args for v in _term_vars(self.hoisted_term(a))}
+            return {v.name for a in term.args for v in term_variables(self.hoisted_term(a))}
         if isinstance(item, ast.Negation):
-            return {v.name for a in item.atom.args for v in _term_vars(self.hoisted_term(a))}
-        return ({v.name for v in _term_vars(self.hoisted_term(item.left))}
-                | {v.name for v in _term_vars(self.hoisted_term(item.right))})
+            return {v.name for a in item.atom.args for v in term_variables(self.hoisted_term(a))}
+        return ({v.name for v in term_variables(self.hoisted_term(item.left))}
+                | {v.name for v in term_variables(self.hoisted_term(item.right))})
 
     def _apply_ready(self, waiting, outer, may_defer) -> bool:
         """Apply one ready item (filters first); False when none is ready."""
@@ -343,7 +345,7 @@ class _PipelinePlanner:
                            (comparison.right, comparison.left)):
             other = self.hoisted_term(other)
             if (isinstance(var, ast.Variable) and var.name not in self.slots
-                    and {v.name for v in _term_vars(other)} <= self.slots.keys()):
+                    and {v.name for v in term_variables(other)} <= self.slots.keys()):
                 expr, type_ = self.expr(other)
                 self.steps.append(Assign(expr))
                 self._bind(var.name, type_)
@@ -387,7 +389,7 @@ class _PipelinePlanner:
                     new[arg.name] = column
                     columns.append(column)
                 continue
-            names = {v.name for v in _term_vars(arg)}
+            names = {v.name for v in term_variables(arg)}
             if names <= self.slots.keys():
                 keys.append((column, self.expr(arg, ctype)[0]))
             else:   # an expression over unbound variables: bind, then compare
@@ -439,7 +441,7 @@ class _PipelinePlanner:
 
     def _aggregate(self, name: str, term: ast.Aggregate, outer: set[str]) -> None:
         correlated = _correlated(term, outer)
-        order = [v.name for v in _term_vars(term) if v.name in correlated]
+        order = [v.name for v in term_variables(term) if v.name in correlated]
         seed_names = list(dict.fromkeys(order))
         seed = tuple(self.slots[n] for n in seed_names)
         inner = _PipelinePlanner(self.types, self.sources,
@@ -508,10 +510,6 @@ def _is_generator(term) -> bool:
         isinstance(term, ast.Functor) and term.name == "range")
 
 
-def _term_vars(term) -> list[ast.Variable]:
-    return list(ast.term_variables(term)) if term is not None else []
-
-
 def _coerce(value, type_: str):
     if type_ == "float" and isinstance(value, int):
         return float(value)
@@ -536,40 +534,11 @@ def _unify(parts: list[tuple[Expr, str]]) -> list[tuple[Expr, str]]:
 def _outer_variables(heads, body, exclude=None) -> set[str]:
     """Variables of ``heads`` and ``body`` outside every aggregate (inside
     ``exclude``'s own body: outside its nested aggregates)."""
-    names: set[str] = set()
-
-    def visit(term):
-        if term is None or isinstance(term, ast.Aggregate):
-            return
-        if isinstance(term, ast.Variable):
-            names.add(term.name)
-        elif isinstance(term, ast.BinaryOp):
-            visit(term.left)
-            visit(term.right)
-        elif isinstance(term, ast.UnaryOp):
-            visit(term.operand)
-        elif isinstance(term, ast.Functor):
-            for a in term.args:
-                visit(a)
-
-    def visit_literal(literal):
-        if isinstance(literal, ast.Atom):
-            for a in literal.args:
-                visit(a)
-        elif isinstance(literal, ast.Negation):
-            visit_literal(literal.atom)
-        else:
-            visit(literal.left)
-            visit(literal.right)
-
-    for head in heads:
-        visit_literal(head)
-    for literal in body:
-        visit_literal(literal)
+    terms = [t for literal in (*heads, *body) for t in literal_terms(literal)]
     if exclude is not None and exclude.target is not None:
-        visit(exclude.target)
-    return names
+        terms.append(exclude.target)
+    return {v.name for v in direct_variables(terms)}
 
 
 def _correlated(term: ast.Aggregate, outer: set[str]) -> set[str]:
-    return {v.name for v in _term_vars(term)} & outer
+    return {v.name for v in term_variables(term)} & outer

@@ -12,5 +12,8 @@ Takes program text (a file with its ``#include`` s, or a string) and gives a
 - :mod:`~datalog.syntax.builder`: the parse tree -> frozen AST nodes;
 - :mod:`~datalog.syntax.fastfacts`: plain fact lines, without the LALR parser;
 - :mod:`~datalog.syntax.messages`: lark's errors in words;
-- :mod:`~datalog.syntax.ast`: the nodes.
+- :mod:`~datalog.syntax.ast`: the nodes;
+- :mod:`~datalog.syntax.terms`: walking them (subterms, variables, aggregates;
+  a variable replaced), for every later stage;
+- :mod:`~datalog.syntax.printer`: a clause back to text, for labels.
 """

@@ -2,8 +2,8 @@
 
 Every node carries a :class:`Span` so that any later stage (checks, stratification,
 compilation, the Spark executor) can point an error at the exact text. Nodes are
-plain data: no behaviour beyond small derived views (``variables()``,
-``Rule.clauses()``).
+plain data: no behaviour beyond small derived views (``Rule.clauses()``,
+``Module.relation()``); :mod:`datalog.syntax.terms` walks them.
 
 Vocabulary (the language side): a *module* (:class:`Module`: the whole text of a
 program after ``#include``; :class:`datalog.Program` is the API's compiled program)
@@ -14,8 +14,8 @@ literal is a positive *atom*, a *negation* of an atom, or a *comparison*.
 Arguments of atoms are *terms*.
 
 >>> s = Span("p.dl", 1, 1, 1, 2)
->>> Atom("edge", (Variable("x", s), Constant(2, "number", s)), s).variables()
-['x']
+>>> Atom("edge", (Variable("x", s), Constant(2, "number", s)), s).args[1].type
+'number'
 """
 
 from __future__ import annotations
@@ -107,26 +107,6 @@ class Aggregate:
 Term = Variable | Wildcard | Constant | BinaryOp | UnaryOp | Functor | Aggregate
 
 
-def term_variables(term: Term) -> Iterator[Variable]:
-    """The variables occurring in ``term``, in order, including those inside an
-    aggregate's target and body."""
-    if isinstance(term, Variable):
-        yield term
-    elif isinstance(term, BinaryOp):
-        yield from term_variables(term.left)
-        yield from term_variables(term.right)
-    elif isinstance(term, UnaryOp):
-        yield from term_variables(term.operand)
-    elif isinstance(term, Functor):
-        for arg in term.args:
-            yield from term_variables(arg)
-    elif isinstance(term, Aggregate):
-        if term.target is not None:
-            yield from term_variables(term.target)
-        for literal in term.body:
-            yield from literal_variables(literal)
-
-
 # ---------------------------------------------------------------- literals
 
 
@@ -137,9 +117,6 @@ class Atom:
     relation: str
     args: tuple[Term, ...]
     span: Span = field(compare=False)
-
-    def variables(self) -> list[str]:
-        return [v.name for arg in self.args for v in term_variables(arg)]
 
 
 @dataclass(frozen=True)
@@ -161,17 +138,6 @@ class Comparison:
 
 
 Literal = Atom | Negation | Comparison
-
-
-def literal_variables(literal: Literal) -> Iterator[Variable]:
-    if isinstance(literal, Atom):
-        for arg in literal.args:
-            yield from term_variables(arg)
-    elif isinstance(literal, Negation):
-        yield from literal_variables(literal.atom)
-    else:
-        yield from term_variables(literal.left)
-        yield from term_variables(literal.right)
 
 
 # ---------------------------------------------------------------- clauses

@@ -67,6 +67,10 @@ def test_aggregate_scopes():
     # A variable used only inside the aggregate is not bound outside it.
     assert messages(decls + "d(x, n) :- n = sum x : { e(x, _) }.", "error") == [
         "variable `x` in the head is not bound in the body"]
+    # An aggregate in another's target sees what that aggregate's body binds
+    # (as the type checker and the lowering see it): `w` is bound by `w = y`.
+    assert messages(decls + "d(x, s) :- e(x, _), s = sum (count : { e(y, z), z < w }) : "
+                    "{ e(x, y), w = y }.", "error") == []
 
 
 def test_deep_expressions_check_quickly():

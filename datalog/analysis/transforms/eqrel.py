@@ -11,7 +11,8 @@ the front end adds, for each ``eqrel`` relation ``r``, the three rules
     r(x, z) :- r(x, y), r(y, z).
 
 and everything after it (stratification, the compiler, the evaluators) sees an
-ordinary recursive relation. The closure has one tuple per ordered pair of
+ordinary recursive relation. Takes a module, gives the module with those rules
+(the same module when it has no ``eqrel`` relation). The closure has one tuple per ordered pair of
 equivalent values: quadratic in the size of a class, where Soufflé is linear.
 
 >>> from datalog.syntax.parser import parse

@@ -1,0 +1,60 @@
+"""I/O directives: ``.input``, ``.output`` and ``.printsize`` against what the
+engine reads (the tables of :mod:`datalog.dialect.io`).
+
+Takes a module and its :class:`~datalog.analysis.context.Context` (for the
+declared relations) and gives: a directive naming an undeclared relation (with
+"did you mean"), an ``IO=`` kind the directive does not support and a
+``headers`` that is not a boolean (errors); a parameter the engine does not read
+(a warning).
+
+>>> from datalog.analysis.context import Context
+>>> from datalog.syntax.parser import parse
+>>> p = parse('.decl e(x: number)\\n.input e(IO=stdout, compress=true)\\n.output f')
+>>> for d in check_io_directives(p, Context(p)): print(f"{d.severity}: {d.message}")
+error: `.input` does not support `IO=stdout`
+warning: parameter `compress` of `.input` is ignored
+error: undefined relation `f`
+"""
+
+from __future__ import annotations
+
+from datalog.analysis.checks.clauses import undefined_relation
+from datalog.analysis.context import Context
+from datalog.analysis.types import word_span
+from datalog.dialect.io import IO_BOOLEANS, IO_KINDS, IO_PARAMETERS
+from datalog.errors import Diagnostic, did_you_mean
+from datalog.syntax.ast import Module
+
+
+def check_io_directives(program: Module, context: Context) -> list[Diagnostic]:
+    """Undeclared relations, unsupported ``IO=`` kinds, bad booleans and
+    ignored parameters of every directive."""
+    out: list[Diagnostic] = []
+    sources = dict(program.sources)
+    declared = list(context.decls)
+    for directive in program.directives:
+        for name in directive.relations:
+            if name not in context.decls:
+                out.append(undefined_relation(name, declared,
+                                              word_span(sources, directive.span, name)))
+        allowed = IO_KINDS.get(directive.kind, ())
+        for key, value in directive.params:
+            if directive.kind == "printsize" or key not in IO_PARAMETERS:
+                near = did_you_mean(key, IO_PARAMETERS) if directive.kind != "printsize" \
+                    else None
+                if key == "rfc4180":
+                    near = "fields are split at the delimiter; quotes are not removed"
+                out.append(Diagnostic("warning", f"parameter `{key}` of "
+                                      f"`.{directive.kind}` is ignored",
+                                      word_span(sources, directive.span, key),
+                                      hint=near))
+            elif key == "IO" and value.lower() not in allowed:
+                out.append(Diagnostic("error", f"`.{directive.kind}` does not support "
+                                      f"`IO={value}`",
+                                      word_span(sources, directive.span, key),
+                                      hint="supported: " + ", ".join(f"`IO={a}`"
+                                                                     for a in allowed)))
+            elif key in ("headers", "rfc4180") and value.strip().lower() not in IO_BOOLEANS:
+                out.append(Diagnostic("error", f"`{key}` must be `true` or `false`",
+                                      word_span(sources, directive.span, key)))
+    return out

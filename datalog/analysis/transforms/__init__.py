@@ -1,0 +1,11 @@
+"""AST -> AST transforms: programs or clauses rewritten, never diagnosed.
+
+Each takes AST nodes (:mod:`datalog.syntax.ast`) and gives new ones; the analyses
+(:mod:`datalog.analysis`) only read the AST, these only rewrite it:
+
+- :mod:`~datalog.analysis.transforms.eqrel`: a module -> the module with the
+  closure rules of every ``eqrel`` relation added (the front end applies it
+  after the checks);
+- :mod:`~datalog.analysis.transforms.constants`: a clause -> the clause with
+  ``x = constant`` substituted (the lowering applies it to every clause).
+"""
