@@ -38,7 +38,7 @@ from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.dialect.io import check_io, input_path, read_facts
 from datalog.errors import DataError, DatalogError, Diagnostic, EvaluationError, did_you_mean
 from datalog.plan.lower import plan_program
-from datalog.plan.query import parse_pattern
+from datalog.plan.query import Pattern
 from engine import EngineError, IterationLimitError
 
 _EMPTY: frozenset = frozenset()
@@ -325,16 +325,12 @@ class Session:
 
     def query(self, pattern: str) -> frozenset:
         """The rows of a relation (``"path"``) or those matching a pattern
-        (``"path(1, x)"``: constants must match; a variable used twice must
-        match the same value; ``_`` matches anything)."""
-        name, tests = parse_pattern(pattern, self._relations)
-        rows = self._contents[name]
-        if not tests:
-            return frozenset(rows)
-        consts, equal = tests
-        return frozenset(row for row in rows
-                         if all(row[c] == v for c, v in consts)
-                         and all(row[a] == row[b] for a, b in equal))
+        (``"path(1, x)"``: constants, written as in facts, must match; a variable
+        used twice must match the same value; ``_`` matches anything). A bad
+        pattern raises a :class:`~datalog.errors.DatalogError` located in it
+        (see :mod:`datalog.plan.query`)."""
+        parsed = Pattern.parse(pattern, self.program.checked)
+        return parsed.select(self._contents[parsed.relation])
 
     def subscribe(self, relation: str, callback: Callable[[Delta], None]) -> Subscription:
         """Call ``callback(delta)`` with ``relation``'s part of every committed
