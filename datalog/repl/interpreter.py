@@ -39,7 +39,7 @@ from typing import IO
 
 import datalog
 from datalog.analysis.check import check
-from datalog.errors import CheckError, DataError, DatalogError, Diagnostic
+from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, ParseError
 from datalog.plan.lower import fact_row
 from datalog.plan.query import Pattern
 from datalog.repl.program import REPL_PATH, ProgramText
@@ -51,6 +51,8 @@ from datalog.syntax.parser import parse
 #: (relation, row) -> +1 (asserted) or -1 (retracted): what the user did, last
 #: statement winning, in the order first done.
 Changes = dict[tuple[str, tuple], int]
+
+_ADD_IT = "write it without `+`, `-` or `?` to add it to the program"
 
 
 class Repl:
@@ -195,8 +197,15 @@ class Repl:
         text = statement.text
         skip = 2 if text.startswith("?-") else 1
         padded = statement.padded(" " * skip + text[skip:])
-        return Pattern.parse(padded if exact else padded[statement.line - 1:],
-                             self.checked, REPL_PATH, "?- path(1, x).")
+        try:
+            return Pattern.parse(padded if exact else padded[statement.line - 1:],
+                                 self.checked, REPL_PATH, "?- path(1, x).")
+        except ParseError as error:   # a rule or directive: say how to add it instead
+            first = error.diagnostics[0] if error.diagnostics else None
+            if first is None or not first.message.endswith("cannot be queried"):
+                raise
+            raise ParseError([Diagnostic("error", first.message, first.span, _ADD_IT)],
+                             error.sources) from None
 
     def extend(self, statement: Statement) -> None:
         """A rule or directive: recompile with it and show what changed."""
@@ -323,8 +332,7 @@ class Repl:
         parsed = parse(padded if exact else padded[statement.line - 1:], REPL_PATH)
         if parsed.rules or parsed.relations or parsed.directives or parsed.types:
             kind = "a rule" if parsed.rules else "a declaration or directive"
-            hint = ("write it without `+`, `-` or `?` to add it to the program"
-                    if statement.text[0] in "+-?" else None)
+            hint = _ADD_IT if statement.text[0] in "+-?" else None
             raise self._statement_error(statement, f"{kind} cannot be {what}", hint)
         return parsed
 
