@@ -42,6 +42,8 @@ from datalog.plan.query import Pattern
 from engine import EngineError, IterationLimitError
 
 _EMPTY: frozenset = frozenset()
+#: A session keeps the patterns of this many distinct query texts, parsed.
+_PATTERNS_KEPT = 1024
 
 
 class Program:
@@ -220,6 +222,7 @@ class Session:
         self.program = program
         plan = program.plan
         self._relations = plan.relations
+        self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold)
         self._circuit = self._compiled.circuit
@@ -329,7 +332,11 @@ class Session:
         used twice must match the same value; ``_`` matches anything). A bad
         pattern raises a :class:`~datalog.errors.DatalogError` located in it
         (see :mod:`datalog.plan.query`)."""
-        parsed = Pattern.parse(pattern, self.program.checked)
+        parsed = self._patterns.get(pattern) if isinstance(pattern, str) else None
+        if parsed is None:
+            parsed = Pattern.parse(pattern, self.program.checked)
+            if len(self._patterns) < _PATTERNS_KEPT:
+                self._patterns[pattern] = parsed
         return parsed.select(self._contents[parsed.relation])
 
     def subscribe(self, relation: str, callback: Callable[[Delta], None]) -> Subscription:

@@ -67,9 +67,11 @@ class Pattern:
         constant of another type, an argument that is not a constant, a
         variable or ``_``)."""
         types = checked.types
-        atom = parse_query(text, path, {name: len(t) for name, t in types.items()}, example)
+        atom = parse_query(text, path, types, example)
         sources = {path: text}
-        _check(atom, checked, sources)
+        if not (len(atom.args) == len(types.get(atom.relation, (None,)))
+                and all(isinstance(arg, (ast.Variable, ast.Wildcard)) for arg in atom.args)):
+            _check(atom, checked, sources)    # (nothing to check in `path` or `path(x, _)`)
         return cls.of(atom, types[atom.relation], sources)
 
     @classmethod
@@ -119,7 +121,10 @@ def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> 
                    if isinstance(arg, (ast.Variable, ast.Wildcard)) else arg
                    for arg, column_type in zip(atom.args, types))
     program = checked.program
-    probe = ast.Module(types=program.types, relations=program.relations,
+    relations = program.relations       # all of them for a did-you-mean, else the one
+    if atom.relation in checked.types:
+        relations = tuple(decl for decl in relations if decl.name == atom.relation)
+    probe = ast.Module(types=program.types, relations=relations,
                        facts=(ast.Fact(ast.Atom(atom.relation, ground, atom.span), atom.span),),
                        sources=tuple(program.sources) + tuple(sources.items()))
     errors = [d for d in check(probe) if d.severity == "error"

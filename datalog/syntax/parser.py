@@ -32,6 +32,7 @@ import heapq
 import os
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from lark import Lark
@@ -271,21 +272,22 @@ _QUERY_PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|\S',
 _BARE_NAME = re.compile(r"\s*([_a-zA-Z?][_a-zA-Z0-9?]*)\s*\.?\s*")
 
 
-def parse_query(text: str, path: str = "<query>", arities: dict[str, int] | None = None,
+def parse_query(text: str, path: str = "<query>", columns: Mapping[str, tuple] | None = None,
                 example: str = "path(1, x)") -> Atom:
     """A query: one atom such as ``path(1, x)`` (a final ``.`` is optional), read
     by the program grammar as a fact is, so its constants are written as a
     program's facts are (``12``, ``-3``, ``0x1f``, ``0b101``, ``7u``, ``2.5``,
     ``"a\\.b"`` with the dialect's escapes, constant expressions such as ``1 + 2``);
     its other arguments are variables and ``_``. A bare relation name stands for
-    that relation with ``_`` in each of its ``arities[name]`` columns. Spans are
+    that relation with ``_`` in each of its columns (``columns[name]``, the
+    declared column types). Spans are
     positions in ``text``, named ``path``; anything but one atom is a
     :class:`ParseError` whose hint shows ``example``.
 
     >>> atom = parse_query('r("a\\\\.b", 0x10, x)')
     >>> [getattr(arg, "value", None) for arg in atom.args], str(atom.span)
     (['a\\\\.b', 16, None], '<query>:1:1')
-    >>> parse_query("path", arities={"path": 2}).args   # doctest: +ELLIPSIS
+    >>> parse_query("path", columns={"path": ("number", "number")}).args   # doctest: +ELLIPSIS
     (Wildcard(span=...), Wildcard(span=...))
     >>> parse_query("path(1, x), path(x, 2)")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -302,7 +304,7 @@ def parse_query(text: str, path: str = "<query>", arities: dict[str, int] | None
     bare = _BARE_NAME.fullmatch(text)
     if bare is not None:
         span = _span_of(text, path, bare.start(1), bare.end(1))
-        arity = (arities or {}).get(bare.group(1), 0)
+        arity = len((columns or {}).get(bare.group(1), ()))
         return Atom(bare.group(1), (Wildcard(span),) * arity, span)
     if not text.strip():
         raise ParseError([Diagnostic("error", "a query names a relation",
