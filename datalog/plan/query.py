@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from datalog.analysis.check import check
 from datalog.errors import CheckError, Diagnostic
 from datalog.plan.lower import fact_value
 from datalog.syntax import ast
@@ -106,8 +107,6 @@ def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> 
     """The front end's checks of a fact, applied to the query's atom with its
     variables and wildcards standing in as constants of their columns' types
     (so they judge the constants alone)."""
-    from datalog.analysis.check import check
-
     for arg in atom.args:
         inner = None if isinstance(arg, (ast.Variable, ast.Wildcard)) else _unknown(arg)
         if inner is not None:

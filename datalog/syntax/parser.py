@@ -280,9 +280,8 @@ def parse_query(text: str, path: str = "<query>", columns: Mapping[str, tuple] |
     ``"a\\.b"`` with the dialect's escapes, constant expressions such as ``1 + 2``);
     its other arguments are variables and ``_``. A bare relation name stands for
     that relation with ``_`` in each of its columns (``columns[name]``, the
-    declared column types). Spans are
-    positions in ``text``, named ``path``; anything but one atom is a
-    :class:`ParseError` whose hint shows ``example``.
+    declared column types). Spans are positions in ``text``, named ``path``;
+    anything but one atom is a :class:`ParseError` whose hint shows ``example``.
 
     >>> atom = parse_query('r("a\\\\.b", 0x10, x)')
     >>> [getattr(arg, "value", None) for arg in atom.args], str(atom.span)
@@ -310,7 +309,8 @@ def parse_query(text: str, path: str = "<query>", columns: Mapping[str, tuple] |
         raise ParseError([Diagnostic("error", "a query names a relation",
                                      _span_of(text, path, len(text), len(text) + 1),
                                      hint)], sources)
-    pieces = [m for m in _QUERY_PIECES.finditer(text) if not m.group(0).startswith("/")]
+    pieces = [m for m in _QUERY_PIECES.finditer(text)
+              if not m.group(0).startswith(("//", "/*"))]
     end = pieces[-1].end() if pieces else len(text)
     needs_dot = pieces and pieces[-1].group(0) != "." and pieces[0].group(0) != "."
     clause = text[:end] + "." + text[end:] if needs_dot else text

@@ -28,7 +28,6 @@ ROWS = [(s, t, n, u, f)
         for n, u, f in [(i - 3, i, i / 2), (16, 2**63 + i, -1.5), (i, i, float(i))]]
 ROWS.append(("same", "same", 7, 7, 7.0))
 
-
 def test_a_kept_escape_queries_the_fact_that_states_it():
     program = datalog.Program(PROGRAM + 'r("a\\.b", "\\d+", 1, 2u, 0.5).')
     session = program.session()
@@ -63,6 +62,10 @@ def test_a_kept_escape_queries_the_fact_at_the_repl():
     ('r(cat("sa", "me"), "s" , _, _, _)', frozenset()),
     ('r(cat("sa", "me"), "same", _, _, _)', {("same", "same", 7, 7, 7.0)}),
     ('r("tab\\there", _, _, 0, _)', {("tab\there", 'q"q', 0, 0, 0.0)}),
+    ('r("tab\there", _, _, _, _)', {("tab\there", 'q"q', 0, 0, 0.0)}),   # a tab as is
+    ('r("\\u2603", _, _, _, _)', {("\\u2603", "", 2, 2, 2.0)}),   # no `\u` escape: as written
+    ('r("ünï ☃", _, _, _, _)', {("ünï ☃", "\\d+\\s", 16, 2**63 + 5, -1.5)}),
+    ("r(\"it\\'s\", _, _, _, _)", {("it's", "", 1, 1, 1.0)}),    # `\'` is `'`
     ('r("q\\"q", _, _, _, -1.5)', {('q"q', "back\\slash", 16, 2**63 + 3, -1.5)}),
     ('r(_, _, 16, 9223372036854775813u, _)', {("ünï ☃", "\\d+\\s", 16, 2**63 + 5, -1.5)}),
 ])
@@ -71,7 +74,8 @@ def test_every_kind_of_constant(query, expected):
     session.insert("path", (12, -3), (31, 5), (-3, 0))
     session.insert("r", ("same", "same", 7, 7, 7.0), ("tab\there", 'q"q', 0, 0, 0.0),
                    ('q"q', "back\\slash", 16, 2**63 + 3, -1.5),
-                   ("ünï ☃", "\\d+\\s", 16, 2**63 + 5, -1.5))
+                   ("ünï ☃", "\\d+\\s", 16, 2**63 + 5, -1.5), ("it's", "", 1, 1, 1.0),
+                   ("\\u2603", "", 2, 2, 2.0))
     assert session.query(query) == expected
 
 
@@ -122,6 +126,8 @@ def test_a_variable_in_several_columns_asks_for_equal_columns():
                                     "    path(1 / 0, _)", "         ^~~~~"]),
     ("", ParseError, ["<query>:1:1: error: a query names a relation",
                       "hint: such as `path(1, x)`"]),
+    ("path(1, x) /", ParseError, ["<query>:1:12: error: unexpected `/`; expected `,`, `.` "
+                                  "or `:-`", "    path(1, x) /", "               ^"]),
     ("path 1 2", ParseError, None),
     ('path("a', ParseError, None),
     ("path(1, 2) // a comment", None, None),
