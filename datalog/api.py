@@ -51,10 +51,12 @@ from datalog.dialect.io import (
 )
 from datalog.errors import DataError, DatalogError, Diagnostic, EvaluationError, did_you_mean
 from datalog.plan.lower import plan_program
-from datalog.plan.query import parse_pattern
+from datalog.plan.query import Pattern
 from engine import EngineError, IterationLimitError
 
 _EMPTY: frozenset = frozenset()
+#: A session keeps the patterns of this many distinct query texts, parsed.
+_PATTERNS_KEPT = 1024
 
 
 class Program:
@@ -360,6 +362,7 @@ class Session:
         self.program = program
         plan = program.plan
         self._relations = plan.relations
+        self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold)
         self._circuit = self._compiled.circuit
@@ -465,16 +468,16 @@ class Session:
 
     def query(self, pattern: str) -> frozenset:
         """The rows of a relation (``"path"``) or those matching a pattern
-        (``"path(1, x)"``: constants must match; a variable used twice must
-        match the same value; ``_`` matches anything)."""
-        name, tests = parse_pattern(pattern, self._relations)
-        rows = self._contents[name]
-        if not tests:
-            return frozenset(rows)
-        consts, equal = tests
-        return frozenset(row for row in rows
-                         if all(row[c] == v for c, v in consts)
-                         and all(row[a] == row[b] for a, b in equal))
+        (``"path(1, x)"``: constants, written as in facts, must match; a variable
+        used twice must match the same value; ``_`` matches anything). A bad
+        pattern raises a :class:`~datalog.errors.DatalogError` located in it
+        (see :mod:`datalog.plan.query`)."""
+        parsed = self._patterns.get(pattern) if isinstance(pattern, str) else None
+        if parsed is None:
+            parsed = Pattern.parse(pattern, self.program.checked)
+            if len(self._patterns) < _PATTERNS_KEPT:
+                self._patterns[pattern] = parsed
+        return parsed.select(self._contents[parsed.relation])
 
     def subscribe(self, relation: str, callback: Callable[[Delta], None]) -> Subscription:
         """Call ``callback(delta)`` with ``relation``'s part of every committed

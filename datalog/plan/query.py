@@ -1,110 +1,142 @@
-"""Query patterns for :meth:`datalog.Session.query`: ``path`` or ``path(1, x, _)``.
+"""Query patterns: what :meth:`datalog.Session.query` and the REPL's ``?-`` ask.
 
-A pattern names a relation and, optionally, one argument per column: a constant
-(``12``, ``-3``, ``7u``, ``2.5``, ``"text"``) that the column must equal, a variable
-(a name) that binds the column (a variable used twice requires equal columns), or
-``_`` (anything).
+A query is one atom, read by the program's parser
+(:func:`datalog.syntax.parser.parse_query`): ``path(1, x)``, or a bare ``path``
+for every row. Each argument is a constant that the column must equal, written
+as in a fact and evaluated as a fact's (:func:`datalog.plan.lower.fact_value`:
+``7u``, ``0x1f``, ``"a\\.b"``, ``1 + 2``, ``2`` in a ``float`` column is
+``2.0``), a variable (one used in several columns asks for equal columns) or
+``_`` (anything). The front end checks the atom as it checks a fact (known
+relation, arity, constants of the columns' types), so a bad query gets the
+located diagnostic a bad fact gets.
 
->>> from datalog.plan.ir import RelationPlan
->>> rels = {"path": RelationPlan("path", ("x", "y"), ("number", "number"))}
->>> parse_pattern("path(1, x)", rels)
-('path', (((0, 1),), ()))
->>> parse_pattern("path(x, x)", rels)
-('path', ((), ((0, 1),)))
->>> parse_pattern("path", rels)
-('path', ())
+>>> from datalog.analysis.frontend import load
+>>> checked = load(".decl path(x: number, y: number)")
+>>> Pattern.parse("path(1, x)", checked)
+Pattern(relation='path', constants=((0, 1),), equal=())
+>>> pattern = Pattern.parse("path(x, x)", checked)
+>>> pattern.equal, pattern.select({(1, 1), (1, 2)})
+(((0, 1),), frozenset({(1, 1)}))
+>>> Pattern.parse("path", checked)
+Pattern(relation='path', constants=(), equal=())
+>>> Pattern.parse("pth(1, x)", checked)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+  ...
+datalog.errors.CheckError: <query>:1:1: error: undefined relation `pth`
+    pth(1, x)
+    ^~~~~~~~~
+hint: did you mean `path`?
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from datalog.errors import DataError, Diagnostic, did_you_mean
+from datalog.analysis.check import check
+from datalog.errors import CheckError, Diagnostic
+from datalog.plan.lower import fact_value
+from datalog.syntax import ast
+from datalog.syntax.parser import parse_query
 
-_TOKEN = re.compile(r'''\s*(?:
-    (?P<string>"(?:[^"\\]|\\.)*")
-  | (?P<float>[+-]?\d+\.\d*(?:[eE][+-]?\d+)?|[+-]?\d+[eE][+-]?\d+)
-  | (?P<unsigned>\d+u)
-  | (?P<number>[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+))
-  | (?P<name>[A-Za-z_?][A-Za-z0-9_?]*)
-  | (?P<punct>[(),])
-)''', re.VERBOSE)
+if TYPE_CHECKING:
+    from datalog.analysis.frontend import CheckedProgram
 
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "'": "'", "0": "\0"}
-
-
-def _unquote(text: str) -> str:
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text[1:-1])
+#: A constant of each column type, standing in for a query's variables when the
+#: front end checks the query's atom as a fact.
+_PLACEHOLDERS = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}
 
 
-def _error(pattern: str, message: str, hint: str | None = None) -> DataError:
-    return DataError([Diagnostic("error", f"query `{pattern}`: {message}", None, hint)])
+@dataclass(frozen=True)
+class Pattern:
+    """What a query asks of each row of ``relation``: ``constants`` are the
+    ``(column, value)`` pairs a row must hold, ``equal`` the groups of columns
+    (a variable's) that must hold one value."""
 
+    relation: str
+    constants: tuple[tuple[int, Any], ...]
+    equal: tuple[tuple[int, ...], ...]
 
-def parse_pattern(pattern: str, relations) -> tuple[str, tuple]:
-    """``(relation, tests)``: ``tests`` is ``()`` for a bare relation name, else
-    ``(consts, equal)`` with ``consts`` the ``(column, value)`` pairs and ``equal``
-    the ``(column, column)`` pairs a matching row must satisfy."""
-    tokens, position = [], 0
-    text = pattern.strip()
-    while position < len(text):
-        match = _TOKEN.match(text, position)
-        if match is None or match.end() == position:
-            raise _error(pattern, f"unexpected text at `{text[position:]}`")
-        kind = match.lastgroup
-        tokens.append((kind, match.group(kind)))
-        position = match.end()
-    if not tokens or tokens[0][0] != "name":
-        raise _error(pattern, "expected a relation name")
-    name = tokens[0][1]
-    if name not in relations:
-        raise _error(pattern, f"no relation `{name}`", did_you_mean(name, relations))
-    if len(tokens) == 1:
-        return name, ()
-    args, rest = [], tokens[1:]
-    if rest[0] != ("punct", "(") or rest[-1] != ("punct", ")"):
-        raise _error(pattern, "expected `relation(arg, ...)`")
-    inner = rest[1:-1]
-    for i, token in enumerate(inner):
-        if i % 2 == 1:
-            if token != ("punct", ","):
-                raise _error(pattern, "expected `,` between arguments")
-        elif token[0] == "punct":
-            raise _error(pattern, f"unexpected `{token[1]}`")
-        else:
-            args.append(token)
-    if inner and len(inner) % 2 == 0:
-        raise _error(pattern, "an argument is missing after `,`")
-    relation = relations[name]
-    if len(args) != relation.arity:
-        raise _error(pattern, f"`{name}` has {relation.arity} columns; the pattern "
-                              f"gives {len(args)}")
-    consts, equal, seen = [], [], {}
-    for column, ((kind, token), type_) in enumerate(zip(args, relation.types)):
-        if kind == "name":
-            if token == "_":
+    @classmethod
+    def parse(cls, text: str, checked: CheckedProgram, path: str = "<query>",
+              example: str = "path(1, x)") -> Pattern:
+        """The pattern of the query ``text`` over the relations of ``checked``;
+        diagnostics name ``path`` and show ``example`` where a hint needs one.
+        Raises :class:`~datalog.errors.ParseError` (not one atom) or
+        :class:`~datalog.errors.CheckError` (unknown relation, wrong arity, a
+        constant of another type, an argument that is not a constant, a
+        variable or ``_``)."""
+        types = checked.types
+        atom = parse_query(text, path, types, example)
+        sources = {path: text}
+        if not (len(atom.args) == len(types.get(atom.relation, (None,)))
+                and all(isinstance(arg, (ast.Variable, ast.Wildcard)) for arg in atom.args)):
+            _check(atom, checked, sources)    # (nothing to check in `path` or `path(x, _)`)
+        return cls.of(atom, types[atom.relation], sources)
+
+    @classmethod
+    def of(cls, atom: ast.Atom, types: tuple[str, ...],
+           sources: dict[str, str] | None = None) -> Pattern:
+        """The pattern of a checked query atom whose columns have ``types``."""
+        constants: list[tuple[int, Any]] = []
+        variables: dict[str, list[int]] = {}
+        for column, (arg, column_type) in enumerate(zip(atom.args, types)):
+            if isinstance(arg, ast.Wildcard):
                 continue
-            if token in seen:
-                equal.append((seen[token], column))
-            else:
-                seen[token] = column
-            continue
-        value = _value(kind, token)
-        if type_ == "float" and isinstance(value, int):
-            value = float(value)
-        expected = {"number": int, "unsigned": int, "float": float, "symbol": str}[type_]
-        if not isinstance(value, expected):
-            raise _error(pattern, f"column {column + 1} of `{name}` is {type_}; "
-                                  f"got {token}")
-        consts.append((column, value))
-    return name, (tuple(consts), tuple(equal))
+            if isinstance(arg, ast.Variable):
+                variables.setdefault(arg.name, []).append(column)
+                continue
+            constants.append((column, fact_value(arg, column_type, sources or {})))
+        equal = tuple(tuple(cols) for cols in variables.values() if len(cols) > 1)
+        return cls(atom.relation, tuple(constants), equal)
+
+    def matches(self, row: tuple) -> bool:
+        if any(row[column] != value for column, value in self.constants):
+            return False
+        return all(all(row[c] == row[cols[0]] for c in cols[1:]) for cols in self.equal)
+
+    def select(self, rows: Iterable[tuple]) -> frozenset:
+        """The rows that match."""
+        if not self.constants and not self.equal:
+            return frozenset(rows)
+        return frozenset(row for row in rows if self.matches(row))
 
 
-def _value(kind: str, token: str):
-    if kind == "string":
-        return _unquote(token)
-    if kind == "float":
-        return float(token)
-    if kind == "unsigned":
-        return int(token[:-1])
-    return int(token, 0)
+def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> None:
+    """The front end's checks of a fact, applied to the query's atom with its
+    variables and wildcards standing in as constants of their columns' types
+    (so they judge the constants alone)."""
+    for arg in atom.args:
+        inner = None if isinstance(arg, (ast.Variable, ast.Wildcard)) else _unknown(arg)
+        if inner is not None:
+            name = "`_`" if isinstance(inner, ast.Wildcard) else f"the variable `{inner.name}`"
+            raise CheckError([Diagnostic(
+                "error", f"{name} is inside an expression; a query's argument is a "
+                "constant, a variable or `_`", inner.span)], sources)
+    types = tuple(checked.types.get(atom.relation, ()))
+    types += ("number",) * (len(atom.args) - len(types))
+    ground = tuple(ast.Constant(_PLACEHOLDERS[column_type], column_type, arg.span)
+                   if isinstance(arg, (ast.Variable, ast.Wildcard)) else arg
+                   for arg, column_type in zip(atom.args, types))
+    program = checked.program
+    relations = program.relations       # all of them for a did-you-mean, else the one
+    if atom.relation in checked.types:
+        relations = tuple(decl for decl in relations if decl.name == atom.relation)
+    probe = ast.Module(types=program.types, relations=relations,
+                       facts=(ast.Fact(ast.Atom(atom.relation, ground, atom.span), atom.span),),
+                       sources=tuple(program.sources) + tuple(sources.items()))
+    errors = [d for d in check(probe) if d.severity == "error"
+              and d.span is not None and d.span.path in sources]
+    if errors:
+        raise CheckError(errors, sources)
+
+
+def _unknown(term: ast.Term) -> ast.Variable | ast.Wildcard | None:
+    """The first variable or wildcard inside the expression ``term``."""
+    if isinstance(term, (ast.Variable, ast.Wildcard)):
+        return term
+    parts = ((term.left, term.right) if isinstance(term, ast.BinaryOp)
+             else (term.operand,) if isinstance(term, ast.UnaryOp)
+             else term.args if isinstance(term, ast.Functor) else ())
+    return next(filter(None, map(_unknown, parts)), None)

@@ -3,11 +3,11 @@
 Assert and retract facts, ask queries, extend the program with rules and
 directives, group changes in transactions, and see after each commit what changed
 in the output relations. Built on the public API (:class:`datalog.Program`,
-:class:`datalog.Session`) and the parser (for the statements typed).
+:class:`datalog.Session`), the parser (for the statements typed) and the API's
+query patterns (:class:`datalog.plan.query.Pattern`).
 
 - :mod:`datalog.repl.statements`: input lines -> complete statements and kinds;
 - :mod:`datalog.repl.program`: the accumulated program text (``<repl>``);
-- :mod:`datalog.repl.facts`: typed atoms -> rows and query patterns;
 - :mod:`datalog.repl.interpreter`: :class:`Repl`, which executes statements;
 - :mod:`datalog.repl.commands`: the meta-commands (``:dump``, ``:commit``, ...);
 - :mod:`datalog.repl.render`: values, facts and changes as ``.dl`` text;

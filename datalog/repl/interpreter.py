@@ -41,7 +41,7 @@ import datalog
 from datalog.analysis.check import check
 from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, ParseError
 from datalog.plan.lower import fact_row
-from datalog.repl.facts import Pattern
+from datalog.plan.query import Pattern
 from datalog.repl.program import REPL_PATH, ProgramText
 from datalog.repl.render import format_change, format_fact, format_ms, plural, sort_key
 from datalog.repl.statements import Statement, StatementReader
@@ -51,6 +51,8 @@ from datalog.syntax.parser import parse
 #: (relation, row) -> +1 (asserted) or -1 (retracted): what the user did, last
 #: statement winning, in the order first done.
 Changes = dict[tuple[str, tuple], int]
+
+_ADD_IT = "write it without `+`, `-` or `?` to add it to the program"
 
 
 class Repl:
@@ -194,25 +196,16 @@ class Repl:
         """A query statement's pattern, parsed and checked."""
         text = statement.text
         skip = 2 if text.startswith("?-") else 1
-        body = " " * skip + text[skip:]
-        if not body.rstrip().endswith("."):
-            body = body.rstrip() + "."
+        padded = statement.padded(" " * skip + text[skip:])
         try:
-            parsed = self._parse_alone(statement, body, exact, "queried")
-        except ParseError as error:
+            return Pattern.parse(padded if exact else padded[statement.line - 1:],
+                                 self.checked, REPL_PATH, "?- path(1, x).")
+        except ParseError as error:   # a rule or directive: say how to add it instead
             first = error.diagnostics[0] if error.diagnostics else None
-            if first is not None and first.message == "a fact is a single atom":
-                raise ParseError([Diagnostic("error", "a query is a single atom",
-                                             first.span, "such as `?- path(1, x).`")],
-                                 error.sources) from None
-            raise
-        if len(parsed.facts) != 1:
-            raise self._statement_error(statement, "a query is one atom, such as "
-                                        "`?- path(1, x).`")
-        atom = parsed.facts[0].atom
-        sources = dict(parsed.sources)
-        self._check_atom(atom, sources)
-        return Pattern.of(atom, self.types[atom.relation], sources)
+            if first is None or not first.message.endswith("cannot be queried"):
+                raise
+            raise ParseError([Diagnostic("error", first.message, first.span, _ADD_IT)],
+                             error.sources) from None
 
     def extend(self, statement: Statement) -> None:
         """A rule or directive: recompile with it and show what changed."""
@@ -318,6 +311,7 @@ class Repl:
         self.text = text
         self.program = program
         self.session = session
+        self.checked = checked
         self.ast: ast.Module = checked.program
         self.decls = {decl.name: decl for decl in self.ast.relations}
         self.types: dict[str, tuple[str, ...]] = dict(checked.types)
@@ -338,8 +332,7 @@ class Repl:
         parsed = parse(padded if exact else padded[statement.line - 1:], REPL_PATH)
         if parsed.rules or parsed.relations or parsed.directives or parsed.types:
             kind = "a rule" if parsed.rules else "a declaration or directive"
-            hint = ("write it without `+`, `-` or `?` to add it to the program"
-                    if statement.text[0] in "+-?" else None)
+            hint = _ADD_IT if statement.text[0] in "+-?" else None
             raise self._statement_error(statement, f"{kind} cannot be {what}", hint)
         return parsed
 
@@ -353,18 +346,6 @@ class Repl:
                   and d.span.path == REPL_PATH]
         if errors:
             raise CheckError(errors, dict(parsed.sources))
-
-    def _check_atom(self, atom: ast.Atom, sources: dict[str, str]) -> None:
-        """A query's atom gets the front end's checks of a fact (known relation,
-        arity, constants of the columns' types) with its variables and wildcards
-        standing in as constants of their columns' types."""
-        types = self.types.get(atom.relation, ())
-        probe = ast.Module(types=self.ast.types, relations=self.ast.relations,
-                            facts=(ast.Fact(_ground(atom, types), atom.span),),
-                            sources=tuple(self.ast.sources) + tuple(sources.items()))
-        errors = [d for d in check(probe) if d.severity == "error"]
-        if errors:
-            raise CheckError(errors, sources)
 
     # ------------------------------------------------------------ output
 
@@ -404,16 +385,3 @@ def _exactly_placed(read: Callable, statement: Statement):
     except DatalogError:
         return read(statement, True)
 
-
-_PLACEHOLDERS = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}
-
-
-def _ground(atom: ast.Atom, types: tuple[str, ...]) -> ast.Atom:
-    """``atom`` with each variable and wildcard replaced by a constant of its
-    column's type, so that the front end's fact checks judge the constants alone."""
-    types = tuple(types) + ("number",) * (len(atom.args) - len(types))
-    args = tuple(
-        ast.Constant(_PLACEHOLDERS[column_type], column_type, arg.span)
-        if isinstance(arg, (ast.Variable, ast.Wildcard)) else arg
-        for arg, column_type in zip(atom.args, types))
-    return ast.Atom(atom.relation, args, atom.span)

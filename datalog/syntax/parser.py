@@ -32,6 +32,7 @@ import heapq
 import os
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from lark import Lark
@@ -39,6 +40,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import (
+    Atom,
     Directive,
     Fact,
     Module,
@@ -48,6 +50,7 @@ from datalog.syntax.ast import (
     Rule,
     Span,
     TypeDecl,
+    Wildcard,
 )
 from datalog.syntax.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
 from datalog.syntax.fastfacts import split_facts
@@ -59,7 +62,8 @@ MAX_INCLUDE_DEPTH = 64
 #: A file's syntax errors are reported up to this many.
 MAX_SYNTAX_ERRORS = 20
 
-__all__ = ["MAX_ALTERNATIVES", "MAX_DEPTH", "MAX_INCLUDE_DEPTH", "parse", "parse_file"]
+__all__ = ["MAX_ALTERNATIVES", "MAX_DEPTH", "MAX_INCLUDE_DEPTH", "parse", "parse_file",
+           "parse_query"]
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 _lock = threading.Lock()
@@ -260,3 +264,91 @@ def parse_file(path: str | os.PathLike) -> Module:
         raise ParseError([Diagnostic("error", f"cannot read `{path}`: {reason}",
                                      Span(path, 0, 0, 0, 0))]) from None
     return parse(text, path)
+
+
+# Strings, comments and other characters of a query: a `.` is added after the last
+# significant one unless it is a `.` or the query starts with one (a directive).
+_QUERY_PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|\S', re.DOTALL)
+_BARE_NAME = re.compile(r"\s*([_a-zA-Z?][_a-zA-Z0-9?]*)\s*\.?\s*")
+
+
+def parse_query(text: str, path: str = "<query>", columns: Mapping[str, tuple] | None = None,
+                example: str = "path(1, x)") -> Atom:
+    """A query: one atom such as ``path(1, x)`` (a final ``.`` is optional), read
+    by the program grammar as a fact is, so its constants are written as a
+    program's facts are (``12``, ``-3``, ``0x1f``, ``0b101``, ``7u``, ``2.5``,
+    ``"a\\.b"`` with the dialect's escapes, constant expressions such as ``1 + 2``);
+    its other arguments are variables and ``_``. A bare relation name stands for
+    that relation with ``_`` in each of its columns (``columns[name]``, the
+    declared column types). Spans are positions in ``text``, named ``path``;
+    anything but one atom is a :class:`ParseError` whose hint shows ``example``.
+
+    >>> atom = parse_query('r("a\\\\.b", 0x10, x)')
+    >>> [getattr(arg, "value", None) for arg in atom.args], str(atom.span)
+    (['a\\\\.b', 16, None], '<query>:1:1')
+    >>> parse_query("path", columns={"path": ("number", "number")}).args   # doctest: +ELLIPSIS
+    (Wildcard(span=...), Wildcard(span=...))
+    >>> parse_query("path(1, x), path(x, 2)")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+      ...
+    datalog.errors.ParseError: <query>:1:1: error: a query is a single atom
+        path(1, x), path(x, 2)
+        ^~~~~~~~~~~~~~~~~~~~~~
+    hint: such as `path(1, x)`
+    """
+    if not isinstance(text, str):
+        raise ParseError(f"a query must be a string, not {type(text).__name__}")
+    sources = {path: text}
+    hint = f"such as `{example}`"
+    bare = _BARE_NAME.fullmatch(text)
+    if bare is not None:
+        span = _span_of(text, path, bare.start(1), bare.end(1))
+        arity = len((columns or {}).get(bare.group(1), ()))
+        return Atom(bare.group(1), (Wildcard(span),) * arity, span)
+    if not text.strip():
+        raise ParseError([Diagnostic("error", "a query names a relation",
+                                     _span_of(text, path, len(text), len(text) + 1),
+                                     hint)], sources)
+    pieces = [m for m in _QUERY_PIECES.finditer(text)
+              if not m.group(0).startswith(("//", "/*"))]
+    end = pieces[-1].end() if pieces else len(text)
+    needs_dot = pieces and pieces[-1].group(0) != "." and pieces[0].group(0) != "."
+    clause = text[:end] + "." + text[end:] if needs_dot else text
+    loader = _Loader()
+    loader.sources = sources
+    try:
+        items = loader.parse_text(clause, path, {})
+    except ParseError as error:
+        first = error.diagnostics[0] if error.diagnostics else None
+        if first is not None and first.message == "a fact is a single atom":
+            raise ParseError([Diagnostic("error", "a query is a single atom",
+                                         _within(first.span, text), hint)],
+                             sources) from None
+        raise
+    if len(items) == 1 and isinstance(items[0], Fact):
+        return items[0].atom
+    others = [item for item in items if not isinstance(item, Fact)]
+    if others:
+        kind = "a rule" if isinstance(others[0], Rule) else "a declaration or directive"
+        message, span = f"{kind} cannot be queried", _within(others[0].span, text)
+    elif items:     # `p(1). q(2).`
+        message, span = "a query is a single atom", _within(items[1].span, text)
+    else:           # a comment alone
+        message, span = "a query names a relation", _span_of(text, path, 0, 1)
+    raise ParseError([Diagnostic("error", message, span, hint)], sources)
+
+
+def _span_of(text: str, path: str, start: int, end: int) -> Span:
+    """The span of ``text[start:end]`` (on one line)."""
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    return Span(path, line, column, line, column + max(end - start, 1))
+
+
+def _within(span: Span, text: str) -> Span:
+    """``span`` ending within ``text`` (not on the ``.`` a query may lack)."""
+    lines = text.split("\n")
+    if span.end_line != len(lines) or span.end_column <= len(lines[-1].rstrip()) + 1:
+        return span
+    end = max(len(lines[-1].rstrip()) + 1, span.column + 1 if span.line == span.end_line else 1)
+    return Span(span.path, span.line, span.column, span.end_line, end)
