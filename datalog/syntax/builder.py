@@ -156,21 +156,31 @@ class Callbacks:
                 out.append(item)
         return out
 
-    def decl(self, keyword, name, lpar, *rest):
+    def decl(self, keyword, *rest):
+        # .decl a, b(x: number) declares a and b alike (Soufflé's shorthand); the
+        # first declaration's span starts at `.decl`, each other's at its name.
+        names = []
+        while getattr(rest[0], "type", None) == "NAME":
+            names.append(rest[0])
+            rest = rest[1:]
+        rest = rest[1:]  # the `(`
         attributes = [a for a in rest if isinstance(a, Attribute)]
         qualifier_tokens = [t for t in rest if getattr(t, "type", None) == "QUALIFIER"]
-        span = self.span(keyword, rest[-1])
         seen = {}
         for attr in attributes:
             if attr.name in seen:
-                raise self.error(f"attribute `{attr.name}` is declared twice in `{name}`",
-                                 attr.span, hint="give each attribute its own name")
+                raise self.error(f"attribute `{attr.name}` is declared twice in "
+                                 f"`{names[0]}`", attr.span,
+                                 hint="give each attribute its own name")
             seen[attr.name] = attr
         qualifiers = tuple(str(t) for t in qualifier_tokens if str(t) not in IO_QUALIFIERS)
-        decl = RelationDecl(str(name), tuple(attributes), qualifiers, span)
-        directives = [Directive(str(t), (str(name),), (), self.span(t))
+        items = []
+        for i, name in enumerate(names):
+            span = self.span(keyword if i == 0 else name, rest[-1])
+            items.append(RelationDecl(str(name), tuple(attributes), qualifiers, span))
+            items += [Directive(str(t), (str(name),), (), self.span(t))
                       for t in qualifier_tokens if str(t) in IO_QUALIFIERS]
-        return [decl, *directives]
+        return items
 
     def attribute(self, name, type_name):
         return Attribute(str(name), str(type_name), self.span(name, type_name))

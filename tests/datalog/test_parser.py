@@ -49,6 +49,20 @@ def test_relation_declaration_with_all_primitive_types():
     assert decl.attributes[1].span == Span("<string>", 1, 20, 1, 31)
 
 
+def test_several_relations_in_one_declaration():
+    program = parse(".decl a, b,c(x: number, y: symbol) brie output")
+    assert [(d.name, [a.type for a in d.attributes], d.qualifiers) for d in program.relations] \
+        == [("a", ["number", "symbol"], ("brie",)), ("b", ["number", "symbol"], ("brie",)),
+            ("c", ["number", "symbol"], ("brie",))]
+    assert [d.span for d in program.relations] == [
+        Span("<string>", 1, 1, 1, 47), Span("<string>", 1, 10, 1, 47),
+        Span("<string>", 1, 12, 1, 47)]
+    assert [(d.kind, d.relations) for d in program.directives] == [
+        ("output", ("a",)), ("output", ("b",)), ("output", ("c",))]
+    with pytest.raises(ParseError, match="attribute `x` is declared twice in `a`"):
+        parse(".decl a, b(x: number, x: number)")
+
+
 def test_nullary_relation():
     program = parse(".decl flag()\nflag().\nok() :- flag().")
     assert program.relations[0].arity == 0
