@@ -1,5 +1,13 @@
 """An incremental Datalog engine for the Soufflé dialect.
 
+Takes a program's text (Soufflé's dialect) and facts; gives its relations, kept
+up to date as facts are inserted and retracted (:class:`Program`,
+:class:`Session`), or written to files by a whole run (:func:`run`). The stages,
+top to bottom: :mod:`datalog.api` over :mod:`datalog.backends`, which run the
+plan (:mod:`datalog.plan`) of the checked (:mod:`datalog.analysis`) syntax tree
+(:mod:`datalog.syntax`); :mod:`datalog.dialect` and :mod:`datalog.errors` below
+them all; :mod:`datalog.repl` on top of the API.
+
 >>> import datalog
 >>> session = datalog.Program('''
 ...     .decl edge(x: number, y: number)

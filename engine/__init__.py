@@ -1,5 +1,10 @@
 """The runtime: incremental dataflow circuits with product-order time.
 
+Takes a circuit built node by node (sources, operators, child circuits for
+recursion, outputs) and, at each step (epoch), a batch of changes per source;
+gives each output's difference for that epoch. It knows nothing about Datalog:
+the circuit backend (:mod:`datalog.backends.circuit`) builds its circuits.
+
 Vocabulary (used everywhere in this package, and nowhere for anything else):
 
 row

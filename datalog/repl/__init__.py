@@ -1,5 +1,9 @@
 """``datalog repl``: an interactive session over a program.
 
+Takes statements (typed on a terminal, or lines on standard input) and gives
+their results as text: the changes of each transaction, query answers and
+diagnostics.
+
 Assert and retract facts, ask queries, extend the program with rules and
 directives, group changes in transactions, and see after each commit what changed
 in the output relations. Built on the public API (:class:`datalog.Program`,

@@ -1,4 +1,6 @@
-"""The operators of the runtime, one module per family: ``linear`` (map, filter,
+"""The runtime's operator nodes: each takes its input streams' differences at a
+time (and the traces it keeps) and gives its output's difference there, by the
+incremental formula in its docstring. One module per family: ``linear`` (map, filter,
 flat_map, negate, plus, minus, index, inspect), ``join`` (trace append, join
 stream, join trace, antijoin/semijoin via the builder), ``distinct`` (distinct,
 distinct incremental, distinct trace), ``aggregate``, ``delay`` (delay, delay
