@@ -33,7 +33,14 @@ def fail(error) -> NoReturn:
               help="Read the .input relations from DIR/<relation>.facts.")
 @click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
               help="Move join traces larger than N rows to Spark.")
-def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None) -> None:
+@click.option("--store", metavar="DIR",
+              help="Keep the session in DIR: every commit is logged (fsync'd) "
+                   "before it returns; starting again replays it.")
+@click.option("--migrate", is_flag=True,
+              help="With --store: carry a store written by another program over to "
+                   "this one.")
+def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
+         store: str | None, migrate: bool) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
     Reads statements from a terminal (with history and completion) or from
@@ -42,7 +49,11 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None)
     """
     from datalog.repl import run
 
+    if migrate and store is None:
+        raise click.UsageError("--migrate needs --store DIR")
     options = {} if spill_threshold is None else {"spill_threshold": spill_threshold}
+    if store is not None:
+        options.update(store=store, migrate=migrate)
     sys.exit(run(program, fact_dir, session_options=options))
 
 
@@ -125,9 +136,14 @@ def graph(program: str, circuit: bool) -> None:
               show_default=True, help="Output files (parquet needs --engine spark).")
 @click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
               help="Move join traces larger than N rows to Spark (local engine).")
+@click.option("--verify", "transactions", metavar="TX_FILE",
+              type=click.Path(exists=True, dir_okay=False),
+              help="Then apply TX_FILE's transactions (`+edge(1, 2).`, `-edge(1, 2).`, "
+                   "`:begin`/`:commit` blocks) one by one, checking after each that "
+                   "every relation equals its from-scratch evaluation (local engine).")
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
-        spill_threshold: int | None) -> None:
+        spill_threshold: int | None, transactions: str | None) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -138,6 +154,8 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     from datalog.runner import run_file
 
     if engine == "spark":
+        if transactions is not None:
+            raise click.UsageError("--verify is for the local engine")
         if spill_threshold is not None:
             raise click.UsageError("--spill-threshold is for the local engine (with "
                                    "--engine spark everything runs on Spark)")
@@ -148,11 +166,16 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     try:
         with _progress(f"evaluating {program}"):
             result = run_file(program, fact_dir, output_dir, max_iterations,
-                              spill_threshold=spill_threshold)
+                              spill_threshold=spill_threshold, verify=transactions)
+        if result.failed:
+            click.echo(result.verified, err=True)
+            sys.exit(1)
         write_files(result.files)
     except DatalogError as error:
         fail(error)
     click.echo(result.stdout, nl=False)
+    if result.verified is not None:
+        click.echo(result.verified, err=True)
 
 
 def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,

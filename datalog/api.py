@@ -31,10 +31,18 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 
 from datalog.compile import UNIT, compile_plan
-from datalog.errors import DataError, DatalogError, Diagnostic, EvaluationError, did_you_mean
+from datalog.errors import (
+    DataError,
+    DatalogError,
+    Diagnostic,
+    EvaluationError,
+    StoreError,
+    did_you_mean,
+)
 from datalog.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.io import check_io, input_path, read_facts
 from datalog.pattern import parse_pattern
@@ -78,11 +86,19 @@ class Program:
 
     def session(self, fact_dir: str | os.PathLike | None = None, *,
                 max_iterations: int | None = None,
-                spill_threshold: int | None = None) -> Session:
+                spill_threshold: int | None = None,
+                store: str | os.PathLike | None = None,
+                migrate: bool = False) -> Session:
         """A new :class:`Session`: reads the ``.input`` relations from
-        ``fact_dir`` (none when ``None``) and evaluates them (epoch 0)."""
+        ``fact_dir`` (none when ``None``) and evaluates them (epoch 0).
+
+        ``store``: a directory that makes the session durable
+        (:mod:`datalog.store`): created with the facts of ``fact_dir`` as
+        transaction 0, or, if it exists, reopened to the inputs after its last
+        transaction (``fact_dir`` is then not read). A store written by another
+        program is refused unless ``migrate``."""
         return Session(self, fact_dir, max_iterations=max_iterations,
-                       spill_threshold=spill_threshold)
+                       spill_threshold=spill_threshold, store=store, migrate=migrate)
 
     def describe(self) -> str:
         """The plan as text (``datalog plan``)."""
@@ -176,10 +192,13 @@ class Transaction:
     """One transaction under construction (``with session.transaction() as tx``):
     :meth:`insert` and :meth:`retract` record changes, validated at once; the
     block's normal end commits them as one epoch and sets :attr:`delta`; an
-    exception in the block discards them."""
+    exception in the block discards them. With ``dry_run`` the end computes
+    :attr:`delta` and commits nothing: the session, its store and its
+    subscribers see no change."""
 
-    def __init__(self, session: Session):
+    def __init__(self, session: Session, dry_run: bool = False):
         self.session = session
+        self.dry_run = dry_run
         self.delta: Delta | None = None
         self._changes: dict[str, dict[tuple, bool]] = {}
         self._done = False
@@ -206,20 +225,23 @@ class Transaction:
             return False
         self._done = True
         if kind is None:
-            self.delta = self.session._commit(self._changes)
+            self.delta = self.session._commit(self._changes, self.dry_run)
         return False
 
 
 class Session:
     """A program being evaluated incrementally (see the module docstring).
     ``max_iterations`` bounds the iterations of each recursive stratum per
-    transaction; ``spill_threshold`` (rows) moves larger traces to Spark."""
+    transaction; ``spill_threshold`` (rows) moves larger traces to Spark;
+    ``store`` and ``migrate``: see :meth:`Program.session`. ``messages`` says
+    what opening the store did (created, replayed, dropped a torn record)."""
 
     def __init__(self, program: Program, fact_dir=None, *, max_iterations=None,
-                 spill_threshold=None):
+                 spill_threshold=None, store=None, migrate=False, _initial=None):
         self.program = program
         plan = program.plan
         self._relations = plan.relations
+        self._max_iterations = max_iterations
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold)
         self._circuit = self._compiled.circuit
@@ -227,12 +249,49 @@ class Session:
         self._contents: dict[str, set] = {name: set() for name in plan.relations}
         self._subscriptions: dict[str, list[Subscription]] = {
             name: [] for name in plan.relations}
+        self._store = None
+        self._read_only: str | None = None
+        self.messages: tuple[str, ...] = ()
         self.fact_dir = fact_dir
-        if fact_dir is not None:
+        reopening = store is not None and os.path.exists(
+            os.path.join(os.fspath(store), "store.json"))
+        if fact_dir is not None and _initial is None and not reopening:
             for io in plan.inputs:
                 check_io(io)
                 path = input_path(io, os.fspath(fact_dir))
                 self._inputs[io.relation] |= read_facts(path, plan.relations[io.relation], io)
+        if store is not None:
+            from datalog.store import Store
+
+            start = time.perf_counter()
+            self._store = Store(store)
+            opened = self._store.open(program, self._inputs, migrate=migrate)
+            _initial = opened.inputs
+        if _initial is not None:
+            for name, rows in _initial.items():
+                if name in self._inputs:
+                    self._inputs[name] = set(rows)
+                elif rows:
+                    self.close()
+                    raise StoreError(f"the inputs hold rows of `{name}`, which this "
+                                     "program does not declare")
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
+        if store is not None:
+            messages = list(opened.messages)
+            if not opened.created:
+                messages.append(opened.reopened(os.fspath(store),
+                                                time.perf_counter() - start))
+                if fact_dir is not None:
+                    messages.append(f"{os.fspath(fact_dir)} was not read: the store holds "
+                                    "the inputs (the facts were read when it was created)")
+            self.messages = tuple(messages)
+
+    def _load(self) -> None:
+        """Epoch 0: the program's facts and the inputs."""
         batches = self._compiled.initial_batches()
         for name, rows in self._inputs.items():
             if rows:
@@ -255,10 +314,17 @@ class Session:
             tx.retract(relation, *rows)
         return tx.delta
 
-    def transaction(self) -> Transaction:
-        return Transaction(self)
+    def transaction(self, dry_run: bool = False) -> Transaction:
+        """A :class:`Transaction` (``with session.transaction() as tx:``);
+        ``dry_run=True`` computes its :attr:`~Transaction.delta` and leaves the
+        session unchanged."""
+        if self._read_only is not None:
+            raise DatalogError(f"this session is {self._read_only}: read-only")
+        if self._closed:
+            raise StoreError("this session is closed")
+        return Transaction(self, dry_run)
 
-    def _commit(self, changes: dict[str, dict[tuple, bool]]) -> Delta:
+    def _commit(self, changes: dict[str, dict[tuple, bool]], dry_run: bool = False) -> Delta:
         batches: dict[str, dict] = {}
         for name, rows in changes.items():
             current = self._inputs[name]
@@ -266,19 +332,36 @@ class Session:
                      if present != (row in current)}
             if batch:
                 batches[name] = batch
+        if dry_run:
+            return self._run(batches, dry_run=True) if batches else Delta()
         delta = self._run(batches) if batches else Delta()
-        for name, batch in batches.items():
-            current = self._inputs[name]
-            for row, weight in batch.items():
-                (current.add if weight > 0 else current.discard)(row)
+        self._apply(batches)
+        if self._store is not None:
+            try:
+                self._store.append({name: {row: weight > 0 for row, weight in batch.items()}
+                                    for name, batch in batches.items()}, self._inputs)
+            except StoreError:
+                # not logged, so not committed: put the state back as it was
+                undo = {name: {row: -weight for row, weight in batch.items()}
+                        for name, batch in batches.items()}
+                self._run(undo)
+                self._apply(undo)
+                raise
         if delta:
             self._notify(delta)
         return delta
 
-    def _run(self, batches: dict[str, dict]) -> Delta:
-        """One epoch; the session's own state changes only if it succeeds."""
+    def _apply(self, batches: dict[str, dict]) -> None:
+        for name, batch in batches.items():
+            current = self._inputs[name]
+            for row, weight in batch.items():
+                (current.add if weight > 0 else current.discard)(row)
+
+    def _run(self, batches: dict[str, dict], dry_run: bool = False) -> Delta:
+        """One epoch; the session's own state changes only if it succeeds (and
+        not at all for a ``dry_run``)."""
         try:
-            output = self._circuit.step(batches)
+            output = self._circuit.step(batches, dry_run=dry_run)
         except IterationLimitError as exc:
             raise EvaluationError(
                 f"iteration limit reached: {exc} (raise it with max_iterations "
@@ -302,6 +385,8 @@ class Session:
             if len(rows) < len(diff):
                 retracted[name] = frozenset([row for row, weight in diff.items()
                                              if weight < 0])
+        if dry_run:
+            return Delta(inserted, retracted)
         for name, rows in retracted.items():
             self._contents[name] -= rows
         for name, rows in inserted.items():
@@ -354,6 +439,55 @@ class Session:
     def size(self, relation: str) -> int:
         self._check_relation(relation)
         return len(self._contents[relation])
+
+    # ------------------------------------------------------------ checking, history
+
+    def verify(self):
+        """Recompute every relation from scratch from the session's current
+        inputs and compare with the incremental state: a
+        :class:`~datalog.verify.Verification`, false when they are equal, else
+        listing the differences relation by relation."""
+        from datalog.verify import verify
+
+        return verify(self)
+
+    @property
+    def committed(self) -> int | None:
+        """How many transactions the session's store holds (``None`` without a
+        store); :meth:`at` reaches back to any of them."""
+        return None if self._store is None else self._store.transactions
+
+    def at(self, transaction: int) -> Session:
+        """The state after transaction ``transaction`` of a durable session
+        (0: the initial load), as a read-only session to query."""
+        if self._store is None:
+            raise DatalogError("time travel needs a durable session: "
+                               "program.session(store=DIR) (`--store DIR` in the REPL)")
+        last = self._store.transactions
+        if isinstance(transaction, bool) or not isinstance(transaction, int) \
+                or not 0 <= transaction <= last:
+            raise DataError(f"no transaction {transaction!r}: the store holds "
+                            f"transactions 0 to {last}")
+        past = Session(self.program, max_iterations=self._max_iterations,
+                       _initial=self._store.inputs_at(transaction))
+        past._read_only = f"the state after transaction {transaction}"
+        return past
+
+    @property
+    def _closed(self) -> bool:
+        return self._store is not None and self._store._log is None
+
+    def close(self) -> None:
+        """Close the session's store (a durable session); it takes no more
+        transactions. Without a store there is nothing to close."""
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> Session:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ------------------------------------------------------------ validation
 

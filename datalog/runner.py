@@ -35,19 +35,33 @@ class RunResult:
 
     files: dict[str, str] = field(default_factory=dict)
     stdout: str = ""
+    verified: str | None = None     # the --verify report
+    failed: bool = False            # --verify found a difference
 
 
 def run_file(path: str, fact_dir: str = ".", output_dir: str = ".",
              max_iterations: int | None = None,
-             spill_threshold: int | None = None) -> RunResult:
+             spill_threshold: int | None = None,
+             verify: str | None = None) -> RunResult:
     """Evaluate the program at ``path``; ``output_dir`` ``"-"`` sends every output
     relation to standard output; ``spill_threshold`` moves traces larger than
-    that many rows to Spark."""
+    that many rows to Spark. ``verify``: a transaction file
+    (:mod:`datalog.verify`) applied after the evaluation, one transaction at a
+    time, each checked against a from-scratch evaluation; the outputs are those
+    after the last transaction, and none when a check fails."""
     program = Program.from_file(path)
     session = program.session(fact_dir=fact_dir, max_iterations=max_iterations,
                               spill_threshold=spill_threshold)
     plan = program.plan
     result = RunResult()
+    if verify is not None:
+        from datalog.verify import describe, run_transactions
+
+        verified = run_transactions(session, verify)
+        result.verified = describe(verified, verify)
+        if verified.failed is not None:
+            result.failed = True
+            return result
     stdout: list[str] = []
     for io in plan.outputs:
         check_io(io)

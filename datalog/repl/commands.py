@@ -1,5 +1,6 @@
 """The REPL's meta-commands: ``:begin``, ``:commit``, ``:rollback``, ``:dump``,
-``:rels``, ``:load``, ``:save``, ``:timing``, ``:help``, ``:quit``; and DDlog's
+``:rels``, ``:load``, ``:save``, ``:verify``, ``:at``, ``:timing``, ``:help``,
+``:quit``; and DDlog's
 ``start;``, ``commit;``, ``commit dump_changes;``, ``rollback;``.
 
 DDlog's ``commit;`` prints only the summary line, as DDlog's own command line
@@ -39,13 +40,16 @@ Commands:
   :rels                           the relations, their columns and sizes
   :load FILE.dl | FILE.facts      add a program file, or insert a relation's facts
   :save DIR                       write every relation to DIR/<relation>.facts
+  :verify                         check every relation against a from-scratch run
+  :at N                           query the state after transaction N (--store);
+                                  `:at` alone returns to the present
   :timing on|off                  show how long each statement takes
   :help                           this text
   :quit                           leave (end of input does too)"""
 
 #: Every meta-command, for completion and "did you mean".
 COMMANDS = (":begin", ":commit", ":rollback", ":dump", ":rels", ":load", ":save",
-            ":timing", ":help", ":quit")
+            ":verify", ":at", ":timing", ":help", ":quit")
 
 
 def run_command(repl: Repl, statement: Statement) -> None:
@@ -95,7 +99,7 @@ def _dump(repl: Repl, statement: Statement, args: list[str]) -> None:
     names = [_relation(repl, statement, args[0])] if args else repl.relation_names()
     count = 0
     for name in names:
-        for row in sorted(repl.session.query(name), key=sort_key):
+        for row in sorted(repl.reading.query(name), key=sort_key):
             repl.write(format_fact(name, row))
             count += 1
     repl.write(plural(count, "row"))
@@ -108,7 +112,7 @@ def _rels(repl: Repl, statement: Statement, args: list[str]) -> None:
         columns = ", ".join(f"{a.name}: {a.type}" for a in decl.attributes)
         roles = [role for role, names in (("input", repl.inputs), ("output", repl.outputs))
                  if name in names]
-        size = len(repl.session.query(name))
+        size = len(repl.reading.query(name))
         table.append((f"{name}({columns})", " ".join(roles), plural(size, "row")))
     if not table:
         repl.write("no relations")
@@ -125,6 +129,7 @@ def _load(repl: Repl, statement: Statement, args: list[str]) -> None:
         raise _error(statement, f"no such file: {path}", None, repl.sources(), word=path)
     if path.endswith(".dl"):
         repl.require_no_transaction(statement, "loading a program file")
+        repl.require_no_store(statement, "loading a program file")
         repl.recompile(repl.text.with_file(path), lambda span: span.path == path)
         return
     if not path.endswith((".facts", ".csv", ".tsv")):
@@ -166,6 +171,39 @@ def _save(repl: Repl, statement: Statement, args: list[str]) -> None:
                f"to {directory}")
 
 
+def _verify(repl: Repl, statement: Statement, args: list[str]) -> None:
+    """Differences are a failure: the report, then an error (exit status 1)."""
+    result = repl.reading.verify()
+    if result:
+        repl.write(str(result))
+        raise _error(statement, "the incremental state differs from a from-scratch "
+                     "evaluation", None, repl.sources())
+    repl.write(str(result))
+
+
+def _at(repl: Repl, statement: Statement, args: list[str]) -> None:
+    if not args or args[0] == "now":
+        repl.view = repl.view_at = None
+        repl.write("at the present: statements apply to the live session")
+        return
+    word = args[0]
+    if not word.isdigit():
+        raise _error(statement, f"`:at` takes a transaction number, not `{word}`", None,
+                     repl.sources(), word=word)
+    if repl.session.committed is None:
+        raise _error(statement, "time travel needs a durable session",
+                     "start the REPL with `--store DIR`", repl.sources())
+    number = int(word)
+    last = repl.session.committed
+    if number > last:
+        raise _error(statement, f"no transaction {number}: the store holds "
+                     f"transactions 0 to {last}", None, repl.sources(), word=word)
+    repl.view = repl.session.at(number)
+    repl.view_at = number
+    repl.write(f"at transaction {number} of {last}: queries read that state (read-only); "
+               "`:at` returns to the present")
+
+
 def _timing(repl: Repl, statement: Statement, args: list[str]) -> None:
     if args[0] not in ("on", "off"):
         raise _error(statement, f"`:timing` takes `on` or `off`, not `{args[0]}`", None,
@@ -184,15 +222,17 @@ def _quit(repl: Repl, statement: Statement, args: list[str]) -> None:
 
 _HANDLERS: dict[str, Callable] = {
     ":begin": _begin, ":commit": _commit, ":rollback": _rollback, ":dump": _dump,
-    ":rels": _rels, ":load": _load, ":save": _save, ":timing": _timing,
+    ":rels": _rels, ":load": _load, ":save": _save, ":verify": _verify, ":at": _at,
+    ":timing": _timing,
     ":help": _help, ":quit": _quit,
 }
 _ARGUMENTS = {":begin": (0, 0), ":commit": (0, 0), ":rollback": (0, 0), ":dump": (0, 1),
-              ":rels": (0, 0), ":load": (1, 1), ":save": (1, 1), ":timing": (1, 1),
+              ":rels": (0, 0), ":load": (1, 1), ":save": (1, 1), ":verify": (0, 0),
+              ":at": (0, 1), ":timing": (1, 1),
               ":help": (0, 0), ":quit": (0, 0)}
 _USAGE = {":begin": "no arguments", ":commit": "no arguments", ":rollback": "no arguments",
           ":dump": "[relation]", ":rels": "no arguments", ":load": "FILE",
-          ":save": "DIR", ":timing": "on|off", ":help": "no arguments",
+          ":save": "DIR", ":verify": "no arguments", ":at": "[N]", ":timing": "on|off", ":help": "no arguments",
           ":quit": "no arguments"}
 
 

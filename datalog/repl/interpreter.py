@@ -74,7 +74,11 @@ class Repl:
         self.timing = False
         self.failed = False                    # some statement failed
         self.done = False                      # :quit was given
+        self.view: datalog.Session | None = None   # `:at N`: the past state queried
+        self.view_at: int | None = None
         self._install(ProgramText(path), *self._build(ProgramText(path)))
+        for message in self.session.messages:
+            self.note(message)
 
     # ------------------------------------------------------------ input
 
@@ -99,19 +103,28 @@ class Repl:
         self.finish()
 
     def finish(self) -> None:
-        """The session ends: say so if an open transaction is dropped."""
+        """The session ends: say so if an open transaction is dropped; close the
+        session's store."""
         if self.pending is not None:
             self.note(f"warning: the open transaction was not committed; "
                       f"{plural(len(self.pending), 'change')} discarded")
             self.pending = None
+        self.session.close()
 
     def interrupted(self) -> None:
         """Ctrl-C stopped a statement midway: the session may be half-way through
         a transaction, so it is rebuilt from the program and the facts committed
         so far (the interrupted statement's are not among them)."""
         self.reader.reset()
+        self.session.close()      # a durable session reopens from its store
         self._install(self.text, *self._build(self.text))
         self.note("interrupted: the statement was not applied")
+
+    @property
+    def reading(self) -> datalog.Session:
+        """The session that queries read: the past one of `:at N`, else the
+        live one."""
+        return self.view if self.view is not None else self.session
 
     @property
     def in_transaction(self) -> bool:
@@ -145,6 +158,10 @@ class Repl:
 
     def assert_facts(self, statement: Statement) -> None:
         """``edge(1, 2).``, ``+edge(1, 2).``, ``-edge(1, 2).``"""
+        if self.view is not None:
+            raise self._statement_error(
+                statement, f"viewing the state after transaction {self.view_at}, "
+                "which is read-only", "`:at` alone returns to the present")
         changes = _exactly_placed(self._facts, statement)
         if self.pending is not None:
             for key, weight in changes.items():
@@ -183,7 +200,7 @@ class Repl:
         count."""
         pattern = _exactly_placed(self._pattern, statement)
         start = time.perf_counter()
-        rows = sorted((row for row in self.session.query(pattern.relation)
+        rows = sorted((row for row in self.reading.query(pattern.relation)
                        if pattern.matches(row)), key=sort_key)
         elapsed = time.perf_counter() - start
         for row in rows:
@@ -217,6 +234,7 @@ class Repl:
     def extend(self, statement: Statement) -> None:
         """A rule or directive: recompile with it and show what changed."""
         self.require_no_transaction(statement, "extending the program")
+        self.require_no_store(statement, "extending it")
         self.recompile(self.text.extended(statement),
                        lambda span: span.path == REPL_PATH
                        and statement.line <= span.line <= statement.end_line)
@@ -290,6 +308,14 @@ class Repl:
         inserted = sum(1 for c in changes if c[2] > 0)
         self.write(f"{what}: {inserted} inserted, {len(changes) - inserted} retracted"
                    + self._timing(elapsed))
+
+    def require_no_store(self, statement: Statement, doing: str) -> None:
+        """A durable session's store belongs to one program text."""
+        if self.session_options.get("store") is not None:
+            raise self._statement_error(
+                statement, f"the program cannot change while it has a store (--store); "
+                f"not {doing}", "add the rules to the program file and open the store "
+                "with --migrate")
 
     def require_no_transaction(self, statement: Statement, doing: str) -> None:
         if self.pending is not None:
