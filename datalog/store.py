@@ -120,9 +120,9 @@ class Store:
     transaction durably; :meth:`inputs_at` reads the inputs after any earlier
     transaction."""
 
-    def __init__(self, path: str | os.PathLike, snapshot_every: int = SNAPSHOT_EVERY):
+    def __init__(self, path: str | os.PathLike, snapshot_every: int | None = None):
         self.path = os.fspath(path)
-        self.snapshot_every = snapshot_every
+        self.snapshot_every = snapshot_every or SNAPSHOT_EVERY
         self.transactions = 0
         self._log = None
         self._lock = None
