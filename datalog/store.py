@@ -159,7 +159,7 @@ class Store:
         with open(os.path.join(self.path, "log"), "wb") as log:
             os.fsync(log.fileno())
         self._write_header({"format": FORMAT, "program": print_,
-                            "source": program.path or "<string>",
+                            "source": _program_name(program),
                             "snapshot_every": self.snapshot_every})
         self._log = open(os.path.join(self.path, "log"), "ab")  # noqa: SIM115
         return Opened({name: set(rows) for name, rows in initial.items()}, 0, True,
@@ -200,7 +200,7 @@ class Store:
         migrations = list(header.get("migrations", []))
         migrations.append({"at": self.transactions, "from": header["program"]})
         self._write_header({**header, "program": print_,
-                            "source": program.path or "<string>",
+                            "source": _program_name(program),
                             "migrations": migrations})
 
     def close(self) -> None:
@@ -379,6 +379,15 @@ def check_inputs(program, inputs: Inputs, path: str) -> None:
                 probe.insert(name, row)
             except DataError as exc:
                 raise StoreError(f"cannot migrate the store {path}: {exc}") from None
+
+
+def _program_name(program) -> str:
+    """The file the program comes from (the REPL's ``<repl>`` names the file it
+    started from, its first include), for messages."""
+    paths = [path for path, _ in program.checked.program.sources if not path.startswith("<")]
+    if program.path and not program.path.startswith("<"):
+        return program.path
+    return paths[0] if paths else "<string>"
 
 
 def _refusal(path: str, header: dict) -> str:
