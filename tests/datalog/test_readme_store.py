@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import runpy
 
 from tests.repl.transcripts import REPO, matches
 
@@ -20,9 +21,11 @@ def test_readme_example(tmp_path, monkeypatch):
     code = section_code()
     os.symlink(REPO / "programs", tmp_path / "programs")
     monkeypatch.chdir(tmp_path)
+    example = tmp_path / "example.py"
+    example.write_text(code)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {})
+        runpy.run_path(str(example))
     assert out.getvalue().splitlines() == [
         "[('backup',), ('db',)]",
         "verified: every relation equals its from-scratch evaluation (8 relations, 28 rows)",
