@@ -331,7 +331,8 @@ class Repl:
         program = datalog.Program(text.text(), REPL_PATH)
         checked = program.checked
         session = program.session(self.fact_dir, **self.session_options)
-        if self.changes:
+        # a store replays its own log (and the program cannot change under it)
+        if self.changes and self.session_options.get("store") is None:
             with session.transaction() as tx:
                 for (relation, row), weight in self.changes.items():
                     if weight > 0:
