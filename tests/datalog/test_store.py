@@ -14,11 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import datalog
 from datalog import store as store_module
 from datalog.errors import StoreError
 from tests.datalog import store_writer
+from tests.datalog.differential import programs, transactions
 
 REPO = Path(__file__).resolve().parents[2]
 NEGATION = REPO / "programs" / "stratified_negation"
@@ -271,3 +274,30 @@ def test_kill_9_loses_no_acknowledged_transaction(tmp_path):
     assert kills >= 10 and acknowledged > 0, (kills, acknowledged)
     print(f"{kills} kills, {acknowledged} transactions; {in_flight} committed in "
           f"flight, {torn} torn records dropped")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(programs(), transactions(), st.integers(min_value=1, max_value=4))
+def test_random_programs_reopen_and_travel_to_every_state(text, txs, every):
+    """Random programs and transactions on a store with a snapshot every
+    ``every`` transactions: reopening gives the last state, ``at(n)`` every
+    earlier one, and verify() finds nothing."""
+    import tempfile
+
+    program = datalog.Program(text)
+    with tempfile.TemporaryDirectory() as directory:
+        session = program.session(store=directory)
+        session._store.snapshot_every = every
+        states = [contents(session)]
+        for tx in txs:
+            with session.transaction() as t:
+                for op, relation, row in tx:
+                    getattr(t, op)(relation, row)
+            states.append(contents(session))
+        session.close()
+        with program.session(store=directory) as again:
+            assert again.committed == len(txs)
+            assert contents(again) == states[-1]
+            assert not again.verify()
+            for n, state in enumerate(states):
+                assert contents(again.at(n)) == state, (n, text)
