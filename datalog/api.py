@@ -475,7 +475,7 @@ class Session:
 
     @property
     def _closed(self) -> bool:
-        return self._store is not None and self._store._log is None
+        return self._store is not None and self._store.closed
 
     def close(self) -> None:
         """Close the session's store (a durable session); it takes no more

@@ -135,6 +135,12 @@ class Store:
         belongs to another program (unless ``migrate``) or is damaged."""
         print_ = fingerprint(program)
         header_path = os.path.join(self.path, "store.json")
+        if os.path.isdir(self.path) and not os.path.exists(header_path):
+            # a store whose creation was cut short holds only our own files
+            foreign = set(os.listdir(self.path)) - {"snapshots", "log", "lock"}
+            if foreign:
+                raise StoreError(f"{self.path} is not a store and not empty (it holds "
+                                 f"`{sorted(foreign)[0]}`); give a new or empty directory")
         try:
             os.makedirs(os.path.join(self.path, "snapshots"), exist_ok=True)
             self._lock = open(os.path.join(self.path, "lock"), "a")  # noqa: SIM115
@@ -202,6 +208,10 @@ class Store:
         self._write_header({**header, "program": print_,
                             "source": _program_name(program),
                             "migrations": migrations})
+
+    @property
+    def closed(self) -> bool:
+        return self._log is None
 
     def close(self) -> None:
         for handle in (self._log, self._lock):

@@ -108,6 +108,16 @@ def test_reopening_replays_to_the_same_state_and_says_so(tmp_path, monkeypatch):
     again.close()
 
 
+def test_a_directory_that_is_not_a_store_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="is not a store and not empty .*`notes.txt`"):
+        negation().session(store=tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
+    (tmp_path / "file").write_text("")
+    with pytest.raises(StoreError, match="cannot open the store .*file"):
+        negation().session(store=tmp_path / "file")
+
+
 def test_time_travel_needs_a_store():
     with pytest.raises(datalog.DatalogError, match="time travel needs a durable session"):
         negation().session().at(0)
