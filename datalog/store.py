@@ -140,7 +140,7 @@ class Store:
             foreign = set(os.listdir(self.path)) - {"snapshots", "log", "lock"}
             if foreign:
                 raise StoreError(f"{self.path} is not a store and not empty (it holds "
-                                 f"`{sorted(foreign)[0]}`); give a new or empty directory")
+                                 f"`{min(foreign)}`); give a new or empty directory")
         try:
             os.makedirs(os.path.join(self.path, "snapshots"), exist_ok=True)
             self._lock = open(os.path.join(self.path, "lock"), "a")  # noqa: SIM115
