@@ -161,6 +161,15 @@ class Delta:
     def __repr__(self) -> str:
         return f"Delta(inserted={self.inserted!r}, retracted={self.retracted!r})"
 
+    def explain(self, fact: str):
+        """Why ``fact`` (``"path(1, 5)"``) appeared or disappeared in the
+        transaction that gave this delta: a :class:`~datalog.explain.Change`
+        naming the input changes that caused it and the derivation gained or
+        lost. Asked before the session's next transaction."""
+        from datalog.explain import explain_change
+
+        return explain_change(self, fact)
+
     def only(self, name: str) -> Delta:
         """The part of this delta about relation ``name``."""
         return Delta({name: self.inserted[name]}, {name: self.retracted[name]})
@@ -333,7 +342,9 @@ class Session:
             if batch:
                 batches[name] = batch
         if dry_run:
-            return self._run(batches, dry_run=True) if batches else Delta()
+            delta = self._run(batches, dry_run=True) if batches else Delta()
+            delta._origin = (self, self.epoch, batches, True)
+            return delta
         delta = self._run(batches) if batches else Delta()
         self._apply(batches)
         if self._store is not None:
@@ -347,6 +358,7 @@ class Session:
                 self._run(undo)
                 self._apply(undo)
                 raise
+        delta._origin = (self, self.epoch, batches, False)
         if delta:
             self._notify(delta)
         return delta
@@ -439,6 +451,23 @@ class Session:
     def size(self, relation: str) -> int:
         self._check_relation(relation)
         return len(self._contents[relation])
+
+    # ------------------------------------------------------------ explaining
+
+    def explain(self, fact: str):
+        """Why ``fact`` (``"path(1, 5)"``) holds: its shortest derivation, a
+        :class:`~datalog.explain.Derivation` tree down to input tuples and the
+        program's facts (see :mod:`datalog.explain`)."""
+        from datalog.explain import explain
+
+        return explain(self, fact)
+
+    def why_not(self, fact: str):
+        """Why ``fact`` does not hold: for each rule of its relation, the body
+        step that fails for it (a :class:`~datalog.explain.WhyNot`)."""
+        from datalog.explain import why_not
+
+        return why_not(self, fact)
 
     # ------------------------------------------------------------ checking, history
 

@@ -1,0 +1,507 @@
+"""Explanations: why a tuple holds, why it does not, why it changed.
+
+**What it computes.** :func:`explain` answers with a :class:`Derivation`: the
+tuple, the rule that derives it (its text and place) and the derivations of the
+body's tuples, recursively down to input tuples and the program's facts. As in
+Soufflé's provenance, it is the *shortest* derivation by height: an input or fact
+has height 0, a rule instance ``1 + max`` of its body tuples' heights, and a
+tuple's height is the least over its rule instances. :func:`why_not` takes each
+rule for the tuple's relation, binds the head to it and reports the first body
+step that no binding survives (an atom without a matching tuple, a negated atom
+that holds, a false comparison).
+
+**How, and what it costs.** Nothing is recorded while transactions run: the
+circuit keeps no provenance, so sessions pay nothing in memory or time for it,
+and it is always available. An explanation is computed on demand from the
+session's current state: the relations the tuple depends on are evaluated again,
+level by level (the rule pipelines of the plan interpreted over the current
+rows, the rows of height ``k`` found from those below ``k``), which gives every
+tuple's height and one minimal rule instance. It costs about one naive
+evaluation of those relations per question (measured in the README), and its
+answers follow the current state exactly, retractions through recursion
+included: a tuple with several derivations is explained by one that survives.
+
+>>> import datalog
+>>> session = datalog.Program('''
+...     .decl edge(x: number, y: number)
+...     .decl path(x: number, y: number)
+...     path(x, y) :- edge(x, y).
+...     path(x, z) :- path(x, y), edge(y, z).
+... ''').session()
+>>> _ = session.insert("edge", (1, 2), (2, 3))
+>>> print(session.explain("path(1, 3)"))
+path(1, 3)  by path(x, z) :- path(x, y), edge(y, z).  <string>:5:5
+  path(1, 2)  by path(x, y) :- edge(x, y).  <string>:4:5
+    edge(1, 2)  input
+  edge(2, 3)  input
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from datalog.errors import DataError
+from datalog.expressions import evaluate
+from engine.plan import Aggregate, Antijoin, Assign, Filter, Join, RulePlan, Scan
+
+#: relation -> set of rows
+Database = dict[str, set]
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """Why ``relation(row)`` holds. ``kind``: ``input`` (inserted or read from a
+    fact file), ``fact`` (stated by the program) or ``rule``; for a rule, its
+    ``rule`` text and ``location``, the derivations of its body tuples
+    (``premises``), the negated atoms it checked absent (``absent``: relation and
+    row pattern, ``None`` for a wildcard) and the aggregate values it used
+    (``aggregates``). ``height``: 0 for inputs and facts,
+    else one more than the highest premise."""
+
+    relation: str
+    row: tuple
+    kind: str
+    height: int
+    rule: str = ""
+    location: str = ""
+    premises: tuple[Derivation, ...] = ()
+    absent: tuple[tuple[str, tuple], ...] = ()
+    aggregates: tuple[str, ...] = ()
+
+    @property
+    def fact(self) -> str:
+        from datalog.repl.render import format_fact
+
+        return format_fact(self.relation, self.row)
+
+    def leaves(self) -> Iterator[Derivation]:
+        """The input tuples and facts it rests on (each once)."""
+        seen = set()
+        todo = [self]
+        while todo:
+            node = todo.pop()
+            if node.kind != "rule" and (node.relation, node.row) not in seen:
+                seen.add((node.relation, node.row))
+                yield node
+            todo.extend(reversed(node.premises))
+
+    def lines(self, indent: int = 0) -> list[str]:
+        pad = "  " * indent
+        if self.kind != "rule":
+            return [f"{pad}{self.fact}  {self.kind}"]
+        head = f"{pad}{self.fact}  by {self.rule}  {self.location}".rstrip()
+        out = [head]
+        for premise in self.premises:
+            out += premise.lines(indent + 1)
+        out += [f"{pad}  !{_pattern(name, values)}  holds: no such tuple"
+                for name, values in self.absent]
+        out += [f"{pad}  {text}" for text in self.aggregates]
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+# ---------------------------------------------------------------- pipelines
+
+
+@dataclass
+class _Binding:
+    row: tuple
+    facts: tuple = ()          # (relation, tuple) read by Scan / Join
+    absent: tuple = ()         # (relation, pattern) of the antijoins passed
+    aggregates: tuple = ()     # (kind, value)
+
+
+class _Evaluator:
+    """Runs rule pipelines over a database, keeping with every binding the
+    tuples it read; ``full`` is read by antijoins and aggregates (lower
+    strata, complete), ``db`` by scans and joins."""
+
+    def __init__(self, plan, db: Database, full: Database):
+        self.plan = plan
+        self.db = db
+        self.full = full
+        self._indexes: dict = {}
+
+    def _index(self, db: Database, relation: str, columns: tuple[int, ...]) -> dict:
+        key = (id(db), relation, columns)
+        index = self._indexes.get(key)
+        if index is None:
+            index = {}
+            for t in db.get(relation, ()):
+                index.setdefault(tuple(t[c] for c in columns), []).append(t)
+            self._indexes[key] = index
+        return index
+
+    def forget(self, relations) -> None:
+        """The rows of ``relations`` changed: drop their indexes."""
+        self._indexes = {k: v for k, v in self._indexes.items() if k[1] not in relations}
+
+    def rule(self, rule: RulePlan, check=None) -> Iterator[tuple[tuple, _Binding]]:
+        """Every (head row, binding) of ``rule``; ``check(i, bindings)`` sees the
+        bindings that survive step ``i`` (for why-not)."""
+        bindings = [_Binding(())]
+        for i, step in enumerate(rule.steps):
+            bindings = list(self.step(step, bindings, self.db))
+            if check is not None:
+                bindings = check(i, bindings)
+            if not bindings:
+                return
+        for b in bindings:
+            yield tuple(evaluate(e, b.row) for e in rule.head), b
+
+    def step(self, step, bindings, db: Database) -> Iterator[_Binding]:
+        if isinstance(step, (Scan, Join)):
+            keys = getattr(step, "keys", ())
+            columns = tuple(c for c, _ in keys)
+            index = self._index(db, step.relation, columns)
+            for b in bindings:
+                value = tuple(evaluate(e, b.row) for _, e in keys)
+                for t in index.get(value, ()):
+                    if all(t[c] == v for c, v in step.consts) and \
+                            all(t[a] == t[c] for a, c in step.equal):
+                        yield _Binding(b.row + tuple(t[c] for c in step.columns),
+                                       b.facts + ((step.relation, t),), b.absent,
+                                       b.aggregates)
+        elif isinstance(step, Antijoin):
+            columns = tuple(c for c, _ in step.keys)
+            index = self._index(self.full, step.relation, columns)
+            for b in bindings:
+                value = tuple(evaluate(e, b.row) for _, e in step.keys)
+                if value not in index:
+                    yield _Binding(b.row, b.facts,
+                                   b.absent + ((step.relation, dict(zip(columns, value))),),
+                                   b.aggregates)
+        elif isinstance(step, Filter):
+            yield from (b for b in bindings if evaluate(step.condition, b.row))
+        elif isinstance(step, Assign):
+            for b in bindings:
+                values = evaluate(step.expr, b.row)
+                for value in (values if step.multi else (values,)):
+                    yield _Binding(b.row + (value,), b.facts, b.absent, b.aggregates)
+        elif isinstance(step, Aggregate):
+            yield from self._aggregate(step, bindings)
+
+    def _aggregate(self, step: Aggregate, bindings) -> Iterator[_Binding]:
+        from datalog.compile import _aggregator
+
+        group = _aggregator(step, 0)
+        for b in bindings:
+            inner = [_Binding(tuple(b.row[i] for i in step.seed))]
+            for sub in step.body:
+                inner = list(self.step(sub, inner, self.full))
+            values = [((1, None if step.target is None else evaluate(step.target, i.row)), 1)
+                      for i in inner]
+            result = group(values)
+            if result is not None:
+                yield _Binding(b.row + (result,), b.facts, b.absent,
+                               b.aggregates + ((step.kind, result),))
+
+
+# ---------------------------------------------------------------- heights
+
+
+class Provenance:
+    """Every tuple of the relations ``goal`` depends on, with its height and
+    one rule instance of least height (see the module docstring)."""
+
+    def __init__(self, session, relation: str):
+        plan = session.program.plan
+        self.session = session
+        self.plan = plan
+        contents = session._contents
+        needed = _dependencies(plan, relation)
+        #: (relation, row) -> (height, rule or None, binding or kind)
+        self.best: dict[tuple[str, tuple], tuple] = {}
+        known: Database = {name: set() for name in plan.relations}
+        for name in needed:
+            for row in session._inputs.get(name, ()):
+                self.best[(name, row)] = (0, None, "input")
+                known[name].add(row)
+            for row in plan.facts.get(name, ()):
+                if (name, row) not in self.best:
+                    self.best[(name, row)] = (0, None, "fact")
+                    known[name].add(row)
+        evaluator = _Evaluator(plan, known, known)
+        for stratum in plan.strata:
+            if not set(stratum.relations) & needed:
+                continue
+            level = 0
+            while True:
+                level += 1
+                found = []
+                for rule in stratum.rules:
+                    for head, binding in evaluator.rule(rule):
+                        if head in known[rule.relation] or head not in contents[rule.relation]:
+                            continue
+                        height = 1 + max((self.best[f][0] for f in binding.facts), default=0)
+                        key = (rule.relation, head)
+                        if key not in self.best or height < self.best[key][0]:
+                            self.best[key] = (height, rule, binding)
+                        found.append(key)
+                if not found:
+                    break
+                for name, row in found:
+                    known[name].add(row)
+                evaluator.forget({name for name, _ in found})
+                if not stratum.recursive:
+                    break
+
+    def derivation(self, relation: str, row: tuple) -> Derivation:
+        height, rule, binding = self.best[(relation, row)]
+        if rule is None:
+            return Derivation(relation, row, binding, 0)
+        arity = {name: r.arity for name, r in self.plan.relations.items()}
+        return Derivation(
+            relation, row, "rule", height, rule.label, rule.location,
+            tuple(self.derivation(name, t) for name, t in binding.facts),
+            tuple((name, tuple(values.get(c) for c in range(arity[name])))
+                  for name, values in binding.absent),
+            tuple(f"{kind} = {_value(value)}" for kind, value in binding.aggregates))
+
+
+def _dependencies(plan, relation: str) -> set[str]:
+    """``relation`` and every relation its rules read, transitively."""
+    rules: dict[str, list[RulePlan]] = {}
+    for stratum in plan.strata:
+        for rule in stratum.rules:
+            rules.setdefault(rule.relation, []).append(rule)
+    seen, todo = set(), [relation]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            for rule in rules.get(name, ()):
+                todo.extend(rule.reads())
+    return seen
+
+
+def _value(value) -> str:
+    from datalog.repl.render import format_value
+
+    return format_value(value)
+
+
+def _pattern(relation: str, values: tuple) -> str:
+    """``r(1, _)``: ``None`` is a wildcard."""
+    return f"{relation}({', '.join('_' if v is None else _value(v) for v in values)})"
+
+
+# ---------------------------------------------------------------- the questions
+
+
+def parse_fact(session, text: str) -> tuple[str, tuple]:
+    """``"path(1, 5)"`` -> ``("path", (1, 5))``: a ground atom of the session's
+    program (every argument a constant), validated."""
+    from datalog.pattern import parse_pattern
+
+    name, tests = parse_pattern(text, session._relations)
+    arity = session._relations[name].arity
+    consts = dict(tests[0]) if tests else {}
+    if len(consts) != arity:
+        raise DataError(f"`{text}` is not a fact: every argument must be a constant")
+    row = session._validate(name, tuple(consts[i] for i in range(arity)))
+    return name, row
+
+
+def explain(session, text: str) -> Derivation:
+    """``session.explain("path(1, 5)")``: see the module docstring."""
+    relation, row = parse_fact(session, text)
+    if row not in session._contents[relation]:
+        raise DataError(f"{_fact(relation, row)} does not hold; "
+                        f"session.why_not({text!r}) says why")
+    return Provenance(session, relation).derivation(relation, row)
+
+
+@dataclass(frozen=True)
+class WhyNot:
+    """Why ``relation(row)`` does not hold: one line per rule for it (or that
+    it has none), saying where its body fails for this tuple."""
+
+    relation: str
+    row: tuple
+    reasons: tuple[str, ...]
+
+    def __str__(self) -> str:
+        head = f"{_fact(self.relation, self.row)} does not hold:"
+        return "\n".join([head] + [f"  {reason}" for reason in self.reasons])
+
+
+def why_not(session, text: str) -> WhyNot:
+    """``session.why_not("path(5, 1)")``: see the module docstring."""
+    relation, row = parse_fact(session, text)
+    if row in session._contents[relation]:
+        raise DataError(f"{_fact(relation, row)} holds; session.explain({text!r}) says why")
+    plan = session.program.plan
+    rules = [r for s in plan.strata for r in s.rules if r.relation == relation]
+    reasons = []
+    if not rules:
+        reasons.append(f"no rule derives `{relation}` and it is not among the inputs")
+    db = session._contents
+    evaluator = _Evaluator(plan, db, db)
+    for rule in rules:
+        reasons.append(f"{rule.label}  {rule.location}: " + _failure(evaluator, rule, row))
+    return WhyNot(relation, row, tuple(reasons))
+
+
+def _failure(evaluator: _Evaluator, rule: RulePlan, row: tuple) -> str:
+    """Where ``rule``'s body fails to derive ``row``: the head's variables are
+    bound to ``row`` as soon as their slots are."""
+    from engine.plan import Col
+
+    wanted = {e.index: row[i] for i, e in enumerate(rule.head) if isinstance(e, Col)}
+    failed: list = []
+    width = [0]
+
+    def check(i, bindings):
+        before = width[0]
+        width[0] = len(bindings[0].row) if bindings else before
+        kept = [b for b in bindings
+                if all(b.row[s] == v for s, v in wanted.items() if s < width[0])]
+        if not kept and not failed:
+            failed.append((i, before))
+        return kept
+
+    reached: dict[int, list] = {}
+
+    def watch(i, bindings):
+        reached[i + 1] = bindings
+        return check(i, bindings)
+
+    reached[0] = [_Binding(())]
+    heads = [head for head, _ in evaluator.rule(rule, watch)]
+    if failed:
+        i, before = failed[0]
+        step = rule.steps[i]
+        inputs = [b for b in reached.get(i, [])
+                  if all(b.row[s] == v for s, v in wanted.items() if s < before)]
+        if isinstance(step, (Scan, Join)):
+            arity = evaluator.plan.relations[step.relation].arity
+            shown = _step_pattern(step, arity, inputs, before, wanted)
+            return f"no tuple matches {shown} (step {i + 1})"
+        if isinstance(step, Antijoin):
+            arity = evaluator.plan.relations[step.relation].arity
+            shown = _step_pattern(step, arity, inputs, before, wanted)
+            return f"the negated atom fails: {shown} holds (step {i + 1})"
+        if isinstance(step, Filter):
+            return f"the condition {step.condition} is false (step {i + 1})"
+        return f"step {i + 1} ({type(step).__name__.lower()}) leaves no binding"
+    if row not in heads:
+        return "the body holds, but never with this head"
+    return "the body derives it (the state is out of date: run verify())"
+
+
+def _step_pattern(step, arity: int, inputs: list, width: int, wanted: dict) -> str:
+    """The atom a Scan / Join / Antijoin step looks for, as ``edge(5, _)``: the
+    columns fixed by its keys (when every binding reaching it agrees), its
+    constants, and the head's values for the columns it would bind."""
+    values: dict[int, object] = dict(getattr(step, "consts", ()))
+    for c, expr in getattr(step, "keys", ()):
+        seen = {evaluate(expr, b.row) for b in inputs}
+        if len(seen) == 1:
+            values[c] = seen.pop()
+    for j, c in enumerate(getattr(step, "columns", ())):
+        if width + j in wanted:
+            values[c] = wanted[width + j]
+    return _pattern(step.relation, tuple(values.get(c) for c in range(arity)))
+
+
+def _fact(relation: str, row: tuple) -> str:
+    from datalog.repl.render import format_fact
+
+    return format_fact(relation, row)
+
+
+# ---------------------------------------------------------------- changes
+
+
+@dataclass(frozen=True)
+class Change:
+    """Why ``relation(row)`` appeared (``sign`` +1) or disappeared (-1) in one
+    transaction: ``causes``, the transaction's input changes the derivation
+    rests on (``+edge(2, 3)`` inserted as one of its tuples, ``-firewall("db")``
+    retracted where it negates the tuple), and the ``derivation`` gained (in the
+    state after) or lost (in the state before)."""
+
+    relation: str
+    row: tuple
+    sign: int
+    causes: tuple[str, ...]
+    derivation: Derivation
+
+    def __str__(self) -> str:
+        what = "appeared" if self.sign > 0 else "disappeared"
+        causes = ", ".join(self.causes) or "no change of this transaction appears " \
+            "in the derivation (it changed through an aggregate)"
+        kind = "gained" if self.sign > 0 else "lost"
+        return "\n".join([f"{_fact(self.relation, self.row)} {what}: {causes}",
+                          f"derivation {kind}:", *self.derivation.lines(1)])
+
+
+def _sorted_rows(rows) -> list:
+    from datalog.repl.render import sort_key
+
+    return sorted(rows, key=sort_key)
+
+
+def explain_change(delta, text: str) -> Change:
+    """``delta.explain("path(1, 5)")``: see :class:`Change`."""
+    origin = getattr(delta, "_origin", None)
+    if origin is None:
+        raise DataError("this delta comes from no transaction of a session")
+    session, epoch, batches, dry_run = origin
+    if session.epoch != epoch:
+        raise DataError("the session has moved on since this transaction: explain a "
+                        "change before committing the next one")
+    relation, row = parse_fact(session, text)
+    if row in delta.inserted[relation]:
+        sign = 1
+    elif row in delta.retracted[relation]:
+        sign = -1
+    else:
+        raise DataError(f"{_fact(relation, row)} did not change in this transaction")
+    # the state the derivation lives in: after the transaction for a tuple that
+    # appeared, before it for one that disappeared
+    live_is_after = not dry_run
+    if (sign > 0) == live_is_after:
+        state = session
+    else:
+        inputs = {name: set(rows) for name, rows in session._inputs.items()}
+        for name, batch in batches.items():
+            for r, weight in batch.items():
+                undo = -weight if live_is_after else weight
+                (inputs[name].add if undo > 0 else inputs[name].discard)(r)
+        from datalog.api import Session
+
+        state = Session(session.program, max_iterations=session._max_iterations,
+                        _initial=inputs)
+    derivation = Provenance(state, relation).derivation(relation, row)
+    return Change(relation, row, sign, _causes(derivation, batches, delta, sign), derivation)
+
+
+def _causes(derivation: Derivation, batches: dict, delta, sign: int) -> tuple[str, ...]:
+    """What in this transaction made ``derivation`` appear (``sign`` +1) or
+    disappear: its input tuples changed the same way (``+edge(2, 3)`` for a
+    tuple that appeared), and rows changed the other way that its negated atoms
+    match (``-firewall("db")``, or a derived ``+at_risk("db")`` for a tuple that
+    disappeared)."""
+    from datalog.repl.render import format_change
+
+    causes: list[str] = []
+    for leaf in derivation.leaves():
+        if batches.get(leaf.relation, {}).get(leaf.row, 0) == sign:
+            causes.append(format_change(leaf.relation, leaf.row, sign))
+    todo = [derivation]
+    while todo:
+        node = todo.pop()
+        todo.extend(node.premises)
+        for name, values in node.absent:
+            changed = delta.retracted[name] if sign > 0 else delta.inserted[name]
+            for r in _sorted_rows(changed):
+                change = format_change(name, r, -sign)
+                if change not in causes and all(v is None or v == x
+                                                for v, x in zip(values, r)):
+                    causes.append(change)
+    return tuple(causes)
