@@ -199,6 +199,28 @@ def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: 
 
 @main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.argument("facts", nargs=-1, required=True)
+@click.option("-F", "--fact-dir", default=".", show_default=True, metavar="DIR",
+              help="Read each .input relation r from DIR/r.facts.")
+def explain(program: str, facts: tuple[str, ...], fact_dir: str) -> None:
+    """Why each of FACTS (such as `path(1, 5)`) holds after evaluating PROGRAM:
+    its shortest derivation, down to input facts; or, for one that does not
+    hold, where each rule for it fails (then the exit status is 1)."""
+    from datalog.api import Program
+    from datalog.errors import DatalogError
+    from datalog.explain import WhyNot, answer
+
+    try:
+        session = Program.from_file(program).session(fact_dir)
+        answers = [answer(session, fact) for fact in facts]
+    except DatalogError as error:
+        fail(error)
+    click.echo("\n\n".join(str(a) for a in answers))
+    sys.exit(1 if any(isinstance(a, WhyNot) for a in answers) else 0)
+
+
+@main.command()
+@click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--code", is_flag=True, help="Also print the generated rule functions.")
 def plan(program: str, code: bool) -> None:
     """Print how PROGRAM is evaluated: each rule's join order, keys and filters

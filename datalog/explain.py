@@ -315,6 +315,15 @@ def explain(session, text: str) -> Derivation:
     return Provenance(session, relation).derivation(relation, row)
 
 
+def answer(session, text: str):
+    """``datalog explain``: the :class:`Derivation` of a fact that holds, the
+    :class:`WhyNot` of one that does not."""
+    relation, row = parse_fact(session, text)
+    if row in session._contents[relation]:
+        return Provenance(session, relation).derivation(relation, row)
+    return why_not(session, text)
+
+
 @dataclass(frozen=True)
 class WhyNot:
     """Why ``relation(row)`` does not hold: one line per rule for it (or that
@@ -386,11 +395,27 @@ def _failure(evaluator: _Evaluator, rule: RulePlan, row: tuple) -> str:
             shown = _step_pattern(step, arity, inputs, before, wanted)
             return f"the negated atom fails: {shown} holds (step {i + 1})"
         if isinstance(step, Filter):
-            return f"the condition {step.condition} is false (step {i + 1})"
+            shown = {_render(step.condition, b.row) for b in inputs}
+            condition = shown.pop() if len(shown) == 1 else str(step.condition)
+            return f"the condition {condition} is false (step {i + 1})"
         return f"step {i + 1} ({type(step).__name__.lower()}) leaves no binding"
     if row not in heads:
         return "the body holds, but never with this head"
     return "the body derives it (the state is out of date: run verify())"
+
+
+def _render(expr, row: tuple) -> str:
+    """``expr`` with the values of ``row`` in its slots: ``"a" != "a"``."""
+    from engine.plan import Col, Const
+
+    if isinstance(expr, Col):
+        return _value(row[expr.index])
+    if isinstance(expr, Const):
+        return _value(expr.value)
+    args = [_render(a, row) for a in expr.args]
+    if len(args) == 2 and not expr.op.isalpha():
+        return f"{args[0]} {expr.op} {args[1]}"
+    return f"{expr.op}({', '.join(args)})"
 
 
 def _step_pattern(step, arity: int, inputs: list, width: int, wanted: dict) -> str:

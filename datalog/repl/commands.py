@@ -1,6 +1,6 @@
 """The REPL's meta-commands: ``:begin``, ``:commit``, ``:rollback``, ``:dump``,
-``:rels``, ``:load``, ``:save``, ``:verify``, ``:at``, ``:timing``, ``:help``,
-``:quit``; and DDlog's
+``:rels``, ``:load``, ``:save``, ``:verify``, ``:at``, ``:why``, ``:whynot``,
+``:why-changed``, ``:timing``, ``:help``, ``:quit``; and DDlog's
 ``start;``, ``commit;``, ``commit dump_changes;``, ``rollback;``.
 
 DDlog's ``commit;`` prints only the summary line, as DDlog's own command line
@@ -41,6 +41,9 @@ Commands:
   :load FILE.dl | FILE.facts      add a program file, or insert a relation's facts
   :save DIR                       write every relation to DIR/<relation>.facts
   :verify                         check every relation against a from-scratch run
+  :why fact   :whynot fact        why path(1, 5) holds (its shortest derivation) /
+                                  why it does not (where each rule fails)
+  :why-changed fact               why the last commit made it appear or disappear
   :at N                           query the state after transaction N (--store);
                                   `:at` alone returns to the present
   :timing on|off                  show how long each statement takes
@@ -49,7 +52,8 @@ Commands:
 
 #: Every meta-command, for completion and "did you mean".
 COMMANDS = (":begin", ":commit", ":rollback", ":dump", ":rels", ":load", ":save",
-            ":verify", ":at", ":timing", ":help", ":quit")
+            ":verify", ":at", ":why", ":whynot", ":why-changed", ":timing", ":help",
+            ":quit")
 
 
 def run_command(repl: Repl, statement: Statement) -> None:
@@ -181,6 +185,39 @@ def _verify(repl: Repl, statement: Statement, args: list[str]) -> None:
     repl.write(str(result))
 
 
+def _fact_argument(statement: Statement) -> str:
+    """The rest of the command's line: a fact such as ``path(1, "a b")``."""
+    return statement.text.split(None, 1)[1].strip().rstrip(".")
+
+
+def _answer(repl: Repl, statement: Statement, ask: Callable[[str], object]) -> None:
+    """Write ``ask(fact)``; its error, placed under the fact."""
+    fact = _fact_argument(statement)
+    try:
+        answer = ask(fact)
+    except DatalogError as error:
+        first = error.diagnostics[0] if error.diagnostics else None
+        message = first.message if first is not None else str(error)
+        hint = first.hint if first is not None else None
+        raise _error(statement, message, hint, repl.sources(), word=fact) from None
+    repl.write(str(answer))
+
+
+def _why(repl: Repl, statement: Statement, args: list[str]) -> None:
+    _answer(repl, statement, repl.reading.explain)
+
+
+def _whynot(repl: Repl, statement: Statement, args: list[str]) -> None:
+    _answer(repl, statement, repl.reading.why_not)
+
+
+def _why_changed(repl: Repl, statement: Statement, args: list[str]) -> None:
+    if repl.last_delta is None:
+        raise _error(statement, "no transaction has been committed since the program "
+                     "was (re)compiled", None, repl.sources())
+    _answer(repl, statement, repl.last_delta.explain)
+
+
 def _at(repl: Repl, statement: Statement, args: list[str]) -> None:
     if not args or args[0] == "now":
         repl.view = repl.view_at = None
@@ -223,16 +260,19 @@ def _quit(repl: Repl, statement: Statement, args: list[str]) -> None:
 _HANDLERS: dict[str, Callable] = {
     ":begin": _begin, ":commit": _commit, ":rollback": _rollback, ":dump": _dump,
     ":rels": _rels, ":load": _load, ":save": _save, ":verify": _verify, ":at": _at,
+    ":why": _why, ":whynot": _whynot, ":why-changed": _why_changed,
     ":timing": _timing,
     ":help": _help, ":quit": _quit,
 }
 _ARGUMENTS = {":begin": (0, 0), ":commit": (0, 0), ":rollback": (0, 0), ":dump": (0, 1),
               ":rels": (0, 0), ":load": (1, 1), ":save": (1, 1), ":verify": (0, 0),
-              ":at": (0, 1), ":timing": (1, 1),
+              ":at": (0, 1), ":why": (1, 99), ":whynot": (1, 99), ":why-changed": (1, 99),
+              ":timing": (1, 1),
               ":help": (0, 0), ":quit": (0, 0)}
 _USAGE = {":begin": "no arguments", ":commit": "no arguments", ":rollback": "no arguments",
           ":dump": "[relation]", ":rels": "no arguments", ":load": "FILE",
-          ":save": "DIR", ":verify": "no arguments", ":at": "[N]", ":timing": "on|off", ":help": "no arguments",
+          ":save": "DIR", ":verify": "no arguments", ":at": "[N]", ":why": "FACT",
+          ":whynot": "FACT", ":why-changed": "FACT", ":timing": "on|off", ":help": "no arguments",
           ":quit": "no arguments"}
 
 

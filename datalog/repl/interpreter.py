@@ -76,6 +76,7 @@ class Repl:
         self.done = False                      # :quit was given
         self.view: datalog.Session | None = None   # `:at N`: the past state queried
         self.view_at: int | None = None
+        self.last_delta: datalog.Delta | None = None   # for `:why-changed`
         self._install(ProgramText(path), *self._build(ProgramText(path)))
         for message in self.session.messages:
             self.note(message)
@@ -276,6 +277,7 @@ class Repl:
                 else:
                     tx.retract(relation, row)
         elapsed = time.perf_counter() - start
+        self.last_delta = tx.delta
         for key, weight in changes.items():
             self.changes.pop(key, None)
             self.changes[key] = weight
@@ -342,6 +344,7 @@ class Repl:
         return program, session, checked
 
     def _install(self, text: ProgramText, program, session, checked) -> None:
+        self.last_delta = None
         self.text = text
         self.program = program
         self.session = session
