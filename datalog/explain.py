@@ -114,37 +114,54 @@ class _Binding:
     aggregates: tuple = ()     # (kind, value)
 
 
-class _Evaluator:
-    """Runs rule pipelines over a database, keeping with every binding the
-    tuples it read; ``full`` is read by antijoins and aggregates (lower
-    strata, complete), ``db`` by scans and joins."""
+class _Tables:
+    """Relations (name -> set of rows) with indexes (key columns -> key ->
+    rows) kept up to date as rows are added."""
 
-    def __init__(self, plan, db: Database, full: Database):
+    def __init__(self, rows: Database | None = None):
+        self.rows: Database = rows if rows is not None else {}
+        self._indexes: dict[tuple[str, tuple[int, ...]], dict] = {}
+
+    def get(self, relation: str):
+        return self.rows.get(relation, ())
+
+    def index(self, relation: str, columns: tuple[int, ...]) -> dict:
+        index = self._indexes.get((relation, columns))
+        if index is None:
+            index = {}
+            for t in self.get(relation):
+                index.setdefault(tuple(t[c] for c in columns), []).append(t)
+            self._indexes[(relation, columns)] = index
+        return index
+
+    def add(self, relation: str, rows) -> None:
+        target = self.rows.setdefault(relation, set())
+        fresh = [t for t in rows if t not in target]
+        target.update(fresh)
+        for (name, columns), index in self._indexes.items():
+            if name == relation:
+                for t in fresh:
+                    index.setdefault(tuple(t[c] for c in columns), []).append(t)
+
+
+class _Evaluator:
+    """Runs rule pipelines, keeping with every binding the tuples it read:
+    scans and joins read ``db`` (or the tables given per step), antijoins and
+    aggregates ``full`` (lower strata, complete)."""
+
+    def __init__(self, plan, db: _Tables, full: _Tables):
         self.plan = plan
         self.db = db
         self.full = full
-        self._indexes: dict = {}
 
-    def _index(self, db: Database, relation: str, columns: tuple[int, ...]) -> dict:
-        key = (id(db), relation, columns)
-        index = self._indexes.get(key)
-        if index is None:
-            index = {}
-            for t in db.get(relation, ()):
-                index.setdefault(tuple(t[c] for c in columns), []).append(t)
-            self._indexes[key] = index
-        return index
-
-    def forget(self, relations) -> None:
-        """The rows of ``relations`` changed: drop their indexes."""
-        self._indexes = {k: v for k, v in self._indexes.items() if k[1] not in relations}
-
-    def rule(self, rule: RulePlan, check=None) -> Iterator[tuple[tuple, _Binding]]:
+    def rule(self, rule: RulePlan, check=None, tables=None) -> Iterator[tuple[tuple, _Binding]]:
         """Every (head row, binding) of ``rule``; ``check(i, bindings)`` sees the
-        bindings that survive step ``i`` (for why-not)."""
+        bindings that survive step ``i`` (for why-not); ``tables[i]`` is what
+        step ``i`` reads (semi-naive variants)."""
         bindings = [_Binding(())]
         for i, step in enumerate(rule.steps):
-            bindings = list(self.step(step, bindings, self.db))
+            db = tables[i] if tables is not None else self.db
+            bindings = list(self.step(step, bindings, db))
             if check is not None:
                 bindings = check(i, bindings)
             if not bindings:
@@ -152,11 +169,11 @@ class _Evaluator:
         for b in bindings:
             yield tuple(evaluate(e, b.row) for e in rule.head), b
 
-    def step(self, step, bindings, db: Database) -> Iterator[_Binding]:
+    def step(self, step, bindings, db: _Tables) -> Iterator[_Binding]:
         if isinstance(step, (Scan, Join)):
             keys = getattr(step, "keys", ())
             columns = tuple(c for c, _ in keys)
-            index = self._index(db, step.relation, columns)
+            index = db.index(step.relation, columns)
             for b in bindings:
                 value = tuple(evaluate(e, b.row) for _, e in keys)
                 for t in index.get(value, ()):
@@ -167,7 +184,7 @@ class _Evaluator:
                                        b.aggregates)
         elif isinstance(step, Antijoin):
             columns = tuple(c for c, _ in step.keys)
-            index = self._index(self.full, step.relation, columns)
+            index = self.full.index(step.relation, columns)
             for b in bindings:
                 value = tuple(evaluate(e, b.row) for _, e in step.keys)
                 if value not in index:
@@ -215,39 +232,49 @@ class Provenance:
         needed = _dependencies(plan, relation)
         #: (relation, row) -> (height, rule or None, binding or kind)
         self.best: dict[tuple[str, tuple], tuple] = {}
-        known: Database = {name: set() for name in plan.relations}
+        known = _Tables()
         for name in needed:
-            for row in session._inputs.get(name, ()):
-                self.best[(name, row)] = (0, None, "input")
-                known[name].add(row)
-            for row in plan.facts.get(name, ()):
-                if (name, row) not in self.best:
-                    self.best[(name, row)] = (0, None, "fact")
-                    known[name].add(row)
-        evaluator = _Evaluator(plan, known, known)
-        for stratum in plan.strata:
-            if not set(stratum.relations) & needed:
-                continue
-            level = 0
-            while True:
-                level += 1
-                found = []
-                for rule in stratum.rules:
-                    for head, binding in evaluator.rule(rule):
-                        if head in known[rule.relation] or head not in contents[rule.relation]:
-                            continue
-                        height = 1 + max((self.best[f][0] for f in binding.facts), default=0)
-                        key = (rule.relation, head)
-                        if key not in self.best or height < self.best[key][0]:
-                            self.best[key] = (height, rule, binding)
-                        found.append(key)
-                if not found:
-                    break
-                for name, row in found:
-                    known[name].add(row)
-                evaluator.forget({name for name, _ in found})
-                if not stratum.recursive:
-                    break
+            for kind, rows in (("input", session._inputs.get(name, ())),
+                               ("fact", plan.facts.get(name, ()))):
+                for row in rows:
+                    self.best.setdefault((name, row), (0, None, kind))
+                known.add(name, rows)
+        # negations and aggregates read the whole current state: it is exact
+        evaluator = _Evaluator(plan, known, _Tables(contents))
+        rules = [rule for stratum in plan.strata for rule in stratum.rules
+                 if rule.relation in needed]
+        old = _Tables({name: set(known.get(name)) for name in needed})
+        # height 1: every rule over the inputs and facts
+        delta = self._level(evaluator, [(rule, None) for rule in rules], contents, known)
+        while delta:
+            # height k + 1: each rule once per atom, that atom reading the rows of
+            # height k, the atoms before it lower ones, those after it all known
+            # (semi-naive, over all relations at once: heights cross strata)
+            tables = _Tables(delta)
+            variants = [(rule, [tables if i == j else old if i < j else known
+                                for i in range(len(rule.steps))])
+                        for rule in rules for j, step in enumerate(rule.steps)
+                        if isinstance(step, (Scan, Join)) and step.relation in delta]
+            new = self._level(evaluator, variants, contents, known)
+            for name, rows in delta.items():
+                old.add(name, rows)
+            delta = new
+
+    def _level(self, evaluator, variants, contents, known: _Tables) -> Database:
+        """The tuples first derived at this level (added to ``known``), each
+        with its height and rule instance in :attr:`best`."""
+        found: Database = {}
+        for rule, tables in variants:
+            for head, binding in evaluator.rule(rule, tables=tables):
+                key = (rule.relation, head)
+                if key in self.best or head not in contents[rule.relation]:
+                    continue
+                height = 1 + max((self.best[f][0] for f in binding.facts), default=0)
+                self.best[key] = (height, rule, binding)
+                found.setdefault(rule.relation, set()).add(head)
+        for name, rows in found.items():
+            known.add(name, rows)
+        return found
 
     def derivation(self, relation: str, row: tuple) -> Derivation:
         height, rule, binding = self.best[(relation, row)]
@@ -348,7 +375,7 @@ def why_not(session, text: str) -> WhyNot:
     reasons = []
     if not rules:
         reasons.append(f"no rule derives `{relation}` and it is not among the inputs")
-    db = session._contents
+    db = _Tables(session._contents)
     evaluator = _Evaluator(plan, db, db)
     for rule in rules:
         reasons.append(f"{rule.label}  {rule.location}: " + _failure(evaluator, rule, row))
