@@ -15,10 +15,12 @@ circuit keeps no provenance, so sessions pay nothing in memory or time for it,
 and it is always available. An explanation is computed on demand from the
 session's current state: the relations the tuple depends on are evaluated again,
 level by level (the rule pipelines of the plan interpreted over the current
-rows, the rows of height ``k`` found from those below ``k``), which gives every
-tuple's height and one minimal rule instance. It costs about one naive
-evaluation of those relations per question (measured in the README), and its
-answers follow the current state exactly, retractions through recursion
+rows, semi-naive: the rows of height ``k + 1`` are found from those of height
+``k`` joined with lower ones, across strata; negations and aggregates read the
+current state, which is exact), which gives every tuple's height and one
+minimal rule instance. It costs about one from-scratch evaluation of those
+relations in plain Python per question (``python -m benchmarks.explain``), and
+its answers follow the current state exactly, retractions through recursion
 included: a tuple with several derivations is explained by one that survives.
 
 >>> import datalog
