@@ -12,7 +12,14 @@
 """
 
 from datalog.api import Delta, Program, Session, Subscription, Transaction
-from datalog.errors import CheckError, DataError, DatalogError, EvaluationError, ParseError
+from datalog.errors import (
+    CheckError,
+    DataError,
+    DatalogError,
+    EvaluationError,
+    ParseError,
+    StoreError,
+)
 from datalog.version import __version__
 
 __all__ = [
@@ -24,6 +31,7 @@ __all__ = [
     "ParseError",
     "Program",
     "Session",
+    "StoreError",
     "Subscription",
     "Transaction",
     "__version__",
