@@ -52,7 +52,14 @@ def fail(error) -> NoReturn:
               help="Read the .input relations from DIR/<relation>.facts.")
 @click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
               help="Move join traces larger than N rows to Spark.")
-def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None) -> None:
+@click.option("--store", metavar="DIR",
+              help="Keep the session in DIR: every commit is logged (fsync'd) "
+                   "before it returns; starting again replays it.")
+@click.option("--migrate", is_flag=True,
+              help="With --store: carry a store written by another program over to "
+                   "this one.")
+def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
+         store: str | None, migrate: bool) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
     Reads statements from a terminal (with history and completion) or from
@@ -61,7 +68,11 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None)
     """
     from datalog.repl import run
 
+    if migrate and store is None:
+        raise click.UsageError("--migrate needs --store DIR")
     options = {} if spill_threshold is None else {"spill_threshold": spill_threshold}
+    if store is not None:
+        options.update(store=store, migrate=migrate)
     sys.exit(run(program, fact_dir, session_options=options))
 
 
@@ -133,9 +144,14 @@ def graph(program: str, circuit: bool) -> None:
               show_default=True, help="Output files (parquet needs --engine spark).")
 @click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
               help="Move join traces larger than N rows to Spark (local engine).")
+@click.option("--verify", "transactions", metavar="TX_FILE",
+              type=click.Path(exists=True, dir_okay=False),
+              help="Then apply TX_FILE's transactions (`+edge(1, 2).`, `-edge(1, 2).`, "
+                   "`:begin`/`:commit` blocks) one by one, checking after each that "
+                   "every relation equals its from-scratch evaluation (local engine).")
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
-        spill_threshold: int | None) -> None:
+        spill_threshold: int | None, transactions: str | None) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -144,6 +160,8 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     from datalog import DatalogError
     from datalog.api import run as run_program
 
+    if engine == "spark" and transactions is not None:
+        raise click.UsageError("--verify is for the local engine")
     if engine == "spark" and spill_threshold is not None:
         raise click.UsageError("--spill-threshold is for the local engine (with "
                                "--engine spark everything runs on Spark)")
@@ -155,10 +173,33 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
             result = run_program(program, fact_dir, output_dir, engine=engine,
                                  max_iterations=max_iterations,
                                  spill_threshold=spill_threshold, master=master,
-                                 output_format=output_format)
+                                 output_format=output_format, verify=transactions)
     except DatalogError as error:
         fail(error)
     click.echo(result.stdout, nl=False)
+    if result.verified is not None:
+        click.echo(result.verified, err=True)
+
+
+@main.command()
+@click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.argument("facts", nargs=-1, required=True)
+@click.option("-F", "--fact-dir", default=".", show_default=True, metavar="DIR",
+              help="Read each .input relation r from DIR/r.facts.")
+def explain(program: str, facts: tuple[str, ...], fact_dir: str) -> None:
+    """Why each of FACTS (such as `path(1, 5)`) holds after evaluating PROGRAM:
+    its shortest derivation, down to input facts; or, for one that does not
+    hold, where each rule for it fails (then the exit status is 1)."""
+    from datalog import DatalogError
+    from datalog.api import Program, WhyNot, answer
+
+    try:
+        session = Program.from_file(program).session(fact_dir)
+        answers = [answer(session, fact) for fact in facts]
+    except DatalogError as error:
+        fail(error)
+    click.echo("\n\n".join(str(a) for a in answers))
+    sys.exit(1 if any(isinstance(a, WhyNot) for a in answers) else 0)
 
 
 @main.command()

@@ -20,7 +20,14 @@ them all; :mod:`datalog.repl` on top of the API.
 """
 
 from datalog.api import Delta, Program, RunResult, Session, Subscription, Transaction, run
-from datalog.errors import CheckError, DataError, DatalogError, EvaluationError, ParseError
+from datalog.errors import (
+    CheckError,
+    DataError,
+    DatalogError,
+    EvaluationError,
+    ParseError,
+    StoreError,
+)
 from datalog.version import __version__
 
 __all__ = [
@@ -33,6 +40,7 @@ __all__ = [
     "Program",
     "RunResult",
     "Session",
+    "StoreError",
     "Subscription",
     "Transaction",
     "__version__",

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -49,12 +50,20 @@ from datalog.dialect.io import (
     read_facts,
     write_files,
 )
-from datalog.errors import DataError, DatalogError, Diagnostic, EvaluationError, did_you_mean
+from datalog.errors import (
+    DataError,
+    DatalogError,
+    Diagnostic,
+    EvaluationError,
+    StoreError,
+    did_you_mean,
+)
+from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog explain`)
 from datalog.plan.lower import plan_program
 from datalog.plan.query import Pattern
+from datalog.rows import Rows, sorted_rows
 from engine import EngineError, IterationLimitError
 
-_EMPTY: frozenset = frozenset()
 #: A session keeps the patterns of this many distinct query texts, parsed.
 _PATTERNS_KEPT = 1024
 
@@ -106,11 +115,19 @@ class Program:
 
     def session(self, fact_dir: str | os.PathLike | None = None, *,
                 max_iterations: int | None = None,
-                spill_threshold: int | None = None) -> Session:
+                spill_threshold: int | None = None,
+                store: str | os.PathLike | None = None,
+                migrate: bool = False) -> Session:
         """A new :class:`Session`: reads the ``.input`` relations from
-        ``fact_dir`` (none when ``None``) and evaluates them (epoch 0)."""
+        ``fact_dir`` (none when ``None``) and evaluates them (epoch 0).
+
+        ``store``: a directory that makes the session durable
+        (:mod:`datalog.store`): created with the facts of ``fact_dir`` as
+        transaction 0, or, if it exists, reopened to the inputs after its last
+        transaction (``fact_dir`` is then not read). A store written by another
+        program is refused unless ``migrate``."""
         return Session(self, fact_dir, max_iterations=max_iterations,
-                       spill_threshold=spill_threshold)
+                       spill_threshold=spill_threshold, store=store, migrate=migrate)
 
     def describe(self, code: bool = False) -> str:
         """How the program is evaluated, as ``datalog plan`` prints it: the
@@ -149,6 +166,8 @@ class RunResult:
 
     files: list[str] = field(default_factory=list)
     stdout: str = ""
+    #: With ``verify=``: the report of the transactions checked.
+    verified: str | None = None
 
 
 ENGINES = ("local", "spark")
@@ -157,15 +176,21 @@ ENGINES = ("local", "spark")
 def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         output_dir: str | os.PathLike = ".", *, engine: str = "local",
         max_iterations: int | None = None, spill_threshold: int | None = None,
-        master: str | None = None, output_format: str = "csv", spark=None) -> RunResult:
+        master: str | None = None, output_format: str = "csv", spark=None,
+        verify: str | os.PathLike | None = None) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
     ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
     prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
     circuit, in this process; ``spill_threshold`` moves traces larger than that
     many rows to Spark) or ``"spark"`` (the whole program on Spark: ``master``
     names the cluster, ``spark`` is a session of the caller's, ``output_format``
-    may be ``"parquet"``). Outputs are written only once the whole evaluation
-    succeeded; any failure raises a :class:`~datalog.errors.DatalogError`.
+    may be ``"parquet"``). ``verify`` (local engine) names a transaction file
+    (:mod:`datalog.verify`) applied after the evaluation, one transaction at a
+    time, each checked against a from-scratch evaluation: a difference is an
+    :class:`~datalog.errors.EvaluationError` naming the transaction, and the
+    outputs are those after the last transaction. Outputs are written only once
+    the whole evaluation succeeded; any failure raises a
+    :class:`~datalog.errors.DatalogError`.
 
     >>> import os, tempfile
     >>> d = tempfile.mkdtemp()
@@ -187,15 +212,16 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     fact_dir, output_dir = os.fspath(fact_dir), os.fspath(output_dir)
     try:
         if engine == "spark":
-            if spill_threshold is not None:
-                raise DatalogError("spill_threshold is for the local engine (on Spark "
-                                   "everything runs in Spark)")
+            if spill_threshold is not None or verify is not None:
+                raise DatalogError("spill_threshold and verify are for the local engine "
+                                   "(on Spark everything runs in Spark)")
             return _run_on_spark(program, fact_dir, output_dir, max_iterations=max_iterations,
                                  master=master, output_format=output_format, spark=spark)
         if master is not None or spark is not None or output_format != "csv":
             raise DatalogError("a Spark master or session and parquet output need "
                                "engine=\"spark\"")
-        return _run_locally(program, fact_dir, output_dir, max_iterations, spill_threshold)
+        return _run_locally(program, fact_dir, output_dir, max_iterations, spill_threshold,
+                            verify)
     except DatalogError as error:
         raise program.located(error) from None
     except EngineError as error:  # the runtime's own (no Spark to spill to, ...)
@@ -203,9 +229,18 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
 
 
 def _run_locally(program: Program, fact_dir: str, output_dir: str,
-                 max_iterations: int | None, spill_threshold: int | None) -> RunResult:
+                 max_iterations: int | None, spill_threshold: int | None,
+                 verify: str | os.PathLike | None) -> RunResult:
     session = program.session(fact_dir=fact_dir, max_iterations=max_iterations,
                               spill_threshold=spill_threshold)
+    verified = None
+    if verify is not None:
+        from datalog.verify import describe, run_transactions
+
+        checked = run_transactions(session, os.fspath(verify))
+        verified = describe(checked, os.fspath(verify))
+        if checked.failed is not None:
+            raise EvaluationError(verified)
     plan = program.plan
     check_outputs(plan.outputs, output_dir)
     files: dict[str, str] = {}
@@ -221,7 +256,7 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
     for io in plan.printsize:
         stdout.append(f"{io.relation}\t{session.size(io.relation)}\n")
     write_files(files)
-    return RunResult(list(files), "".join(stdout))
+    return RunResult(list(files), "".join(stdout), verified)
 
 
 def _run_on_spark(program: Program, fact_dir: str, output_dir: str, **options) -> RunResult:
@@ -229,28 +264,6 @@ def _run_on_spark(program: Program, fact_dir: str, output_dir: str, **options) -
 
     result = run_on_spark(program.plan, fact_dir, output_dir, **options)
     return RunResult(result.files, result.stdout)
-
-
-class _Rows(Mapping):
-    """relation name -> frozenset of rows; an absent relation reads as empty."""
-
-    def __init__(self, rows: dict[str, frozenset]):
-        self._rows = {name: rows_ for name, rows_ in rows.items() if rows_}
-
-    def __getitem__(self, name: str) -> frozenset:
-        return self._rows.get(name, _EMPTY)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __contains__(self, name) -> bool:
-        return name in self._rows
-
-    def __repr__(self) -> str:
-        return repr({name: sorted(rows) for name, rows in self._rows.items()})
 
 
 class Delta:
@@ -266,15 +279,15 @@ class Delta:
 
     def __init__(self, inserted: Mapping[str, set] | None = None,
                  retracted: Mapping[str, set] | None = None):
-        self.inserted = _Rows({k: frozenset(v) for k, v in (inserted or {}).items()})
-        self.retracted = _Rows({k: frozenset(v) for k, v in (retracted or {}).items()})
+        self.inserted = Rows({k: frozenset(v) for k, v in (inserted or {}).items()})
+        self.retracted = Rows({k: frozenset(v) for k, v in (retracted or {}).items()})
 
     def __iter__(self) -> Iterator[tuple[str, tuple, int]]:
         names = list(dict.fromkeys([*self.retracted, *self.inserted]))
         for name in names:
-            for row in _sorted(self.retracted[name]):
+            for row in sorted_rows(self.retracted[name]):
                 yield name, row, -1
-            for row in _sorted(self.inserted[name]):
+            for row in sorted_rows(self.inserted[name]):
                 yield name, row, 1
 
     def __bool__(self) -> bool:
@@ -287,16 +300,18 @@ class Delta:
     def __repr__(self) -> str:
         return f"Delta(inserted={self.inserted!r}, retracted={self.retracted!r})"
 
+    def explain(self, fact: str):
+        """Why ``fact`` (``"path(1, 5)"``) appeared or disappeared in the
+        transaction that gave this delta: a :class:`~datalog.explain.Change`
+        naming the input changes that caused it and the derivation gained or
+        lost. Asked before the session's next transaction."""
+        from datalog.explain import explain_change
+
+        return explain_change(self, fact)
+
     def only(self, name: str) -> Delta:
         """The part of this delta about relation ``name``."""
         return Delta({name: self.inserted[name]}, {name: self.retracted[name]})
-
-
-def _sorted(rows) -> list:
-    try:
-        return sorted(rows)
-    except TypeError:
-        return list(rows)
 
 
 class Subscription:
@@ -318,10 +333,13 @@ class Transaction:
     """One transaction under construction (``with session.transaction() as tx``):
     :meth:`insert` and :meth:`retract` record changes, validated at once; the
     block's normal end commits them as one epoch and sets :attr:`delta`; an
-    exception in the block discards them."""
+    exception in the block discards them. With ``dry_run`` the end computes
+    :attr:`delta` and commits nothing: the session, its store and its
+    subscribers see no change."""
 
-    def __init__(self, session: Session):
+    def __init__(self, session: Session, dry_run: bool = False):
         self.session = session
+        self.dry_run = dry_run
         self.delta: Delta | None = None
         self._changes: dict[str, dict[tuple, bool]] = {}
         self._done = False
@@ -348,21 +366,24 @@ class Transaction:
             return False
         self._done = True
         if kind is None:
-            self.delta = self.session._commit(self._changes)
+            self.delta = self.session._commit(self._changes, self.dry_run)
         return False
 
 
 class Session:
     """A program being evaluated incrementally (see the module docstring).
     ``max_iterations`` bounds the iterations of each recursive stratum per
-    transaction; ``spill_threshold`` (rows) moves larger traces to Spark."""
+    transaction; ``spill_threshold`` (rows) moves larger traces to Spark;
+    ``store`` and ``migrate``: see :meth:`Program.session`. ``messages`` says
+    what opening the store did (created, replayed, dropped a torn record)."""
 
     def __init__(self, program: Program, fact_dir=None, *, max_iterations=None,
-                 spill_threshold=None):
+                 spill_threshold=None, store=None, migrate=False, _initial=None):
         self.program = program
         plan = program.plan
         self._relations = plan.relations
         self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
+        self._max_iterations = max_iterations
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold)
         self._circuit = self._compiled.circuit
@@ -370,12 +391,49 @@ class Session:
         self._contents: dict[str, set] = {name: set() for name in plan.relations}
         self._subscriptions: dict[str, list[Subscription]] = {
             name: [] for name in plan.relations}
+        self._store = None
+        self._read_only: str | None = None
+        self.messages: tuple[str, ...] = ()
         self.fact_dir = fact_dir
-        if fact_dir is not None:
+        reopening = store is not None and os.path.exists(
+            os.path.join(os.fspath(store), "store.json"))
+        if fact_dir is not None and _initial is None and not reopening:
             for io in plan.inputs:
                 check_io(io)
                 path = input_path(io, os.fspath(fact_dir))
                 self._inputs[io.relation] |= read_facts(path, plan.relations[io.relation], io)
+        if store is not None:
+            from datalog.store import Store
+
+            start = time.perf_counter()
+            self._store = Store(store)
+            opened = self._store.open(program, self._inputs, migrate=migrate)
+            _initial = opened.inputs
+        if _initial is not None:
+            for name, rows in _initial.items():
+                if name in self._inputs:
+                    self._inputs[name] = set(rows)
+                elif rows:
+                    self.close()
+                    raise StoreError(f"the inputs hold rows of `{name}`, which this "
+                                     "program does not declare")
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
+        if store is not None:
+            messages = list(opened.messages)
+            if not opened.created:
+                messages.append(opened.reopened(os.fspath(store),
+                                                time.perf_counter() - start))
+                if fact_dir is not None:
+                    messages.append(f"{os.fspath(fact_dir)} was not read: the store holds "
+                                    "the inputs (the facts were read when it was created)")
+            self.messages = tuple(messages)
+
+    def _load(self) -> None:
+        """Epoch 0: the program's facts and the inputs."""
         batches = self._compiled.initial_batches()
         for name, rows in self._inputs.items():
             if rows:
@@ -398,10 +456,17 @@ class Session:
             tx.retract(relation, *rows)
         return tx.delta
 
-    def transaction(self) -> Transaction:
-        return Transaction(self)
+    def transaction(self, dry_run: bool = False) -> Transaction:
+        """A :class:`Transaction` (``with session.transaction() as tx:``);
+        ``dry_run=True`` computes its :attr:`~Transaction.delta` and leaves the
+        session unchanged."""
+        if self._read_only is not None:
+            raise DatalogError(f"this session is {self._read_only}: read-only")
+        if self._closed:
+            raise StoreError("this session is closed")
+        return Transaction(self, dry_run)
 
-    def _commit(self, changes: dict[str, dict[tuple, bool]]) -> Delta:
+    def _commit(self, changes: dict[str, dict[tuple, bool]], dry_run: bool = False) -> Delta:
         batches: dict[str, dict] = {}
         for name, rows in changes.items():
             current = self._inputs[name]
@@ -409,19 +474,39 @@ class Session:
                      if present != (row in current)}
             if batch:
                 batches[name] = batch
+        if dry_run:
+            delta = self._run(batches, dry_run=True) if batches else Delta()
+            delta._origin = (self, self.epoch, batches, True)
+            return delta
         delta = self._run(batches) if batches else Delta()
-        for name, batch in batches.items():
-            current = self._inputs[name]
-            for row, weight in batch.items():
-                (current.add if weight > 0 else current.discard)(row)
+        self._apply(batches)
+        if self._store is not None:
+            try:
+                self._store.append({name: {row: weight > 0 for row, weight in batch.items()}
+                                    for name, batch in batches.items()}, self._inputs)
+            except StoreError:
+                # not logged, so not committed: put the state back as it was
+                undo = {name: {row: -weight for row, weight in batch.items()}
+                        for name, batch in batches.items()}
+                self._run(undo)
+                self._apply(undo)
+                raise
+        delta._origin = (self, self.epoch, batches, False)
         if delta:
             self._notify(delta)
         return delta
 
-    def _run(self, batches: dict[str, dict]) -> Delta:
-        """One epoch; the session's own state changes only if it succeeds."""
+    def _apply(self, batches: dict[str, dict]) -> None:
+        for name, batch in batches.items():
+            current = self._inputs[name]
+            for row, weight in batch.items():
+                (current.add if weight > 0 else current.discard)(row)
+
+    def _run(self, batches: dict[str, dict], dry_run: bool = False) -> Delta:
+        """One epoch; the session's own state changes only if it succeeds (and
+        not at all for a ``dry_run``)."""
         try:
-            output = self._circuit.step(batches)
+            output = self._circuit.step(batches, dry_run=dry_run)
         except IterationLimitError as exc:
             stratum = next(s for s in self.program.plan.strata
                            if child_label(s) == exc.child)
@@ -445,6 +530,8 @@ class Session:
             if len(rows) < len(diff):
                 retracted[name] = frozenset([row for row, weight in diff.items()
                                              if weight < 0])
+        if dry_run:
+            return Delta(inserted, retracted)
         for name, rows in retracted.items():
             self._contents[name] -= rows
         for name, rows in inserted.items():
@@ -497,6 +584,72 @@ class Session:
     def size(self, relation: str) -> int:
         self._check_relation(relation)
         return len(self._contents[relation])
+
+    # ------------------------------------------------------------ explaining
+
+    def explain(self, fact: str):
+        """Why ``fact`` (``"path(1, 5)"``) holds: its shortest derivation, a
+        :class:`~datalog.explain.Derivation` tree down to input tuples and the
+        program's facts (see :mod:`datalog.explain`)."""
+        from datalog.explain import explain
+
+        return explain(self, fact)
+
+    def why_not(self, fact: str):
+        """Why ``fact`` does not hold: for each rule of its relation, the body
+        step that fails for it (a :class:`~datalog.explain.WhyNot`)."""
+        from datalog.explain import why_not
+
+        return why_not(self, fact)
+
+    # ------------------------------------------------------------ checking, history
+
+    def verify(self):
+        """Recompute every relation from scratch from the session's current
+        inputs and compare with the incremental state: a
+        :class:`~datalog.verify.Verification`, false when they are equal, else
+        listing the differences relation by relation."""
+        from datalog.verify import verify
+
+        return verify(self)
+
+    @property
+    def committed(self) -> int | None:
+        """How many transactions the session's store holds (``None`` without a
+        store); :meth:`at` reaches back to any of them."""
+        return None if self._store is None else self._store.transactions
+
+    def at(self, transaction: int) -> Session:
+        """The state after transaction ``transaction`` of a durable session
+        (0: the initial load), as a read-only session to query."""
+        if self._store is None:
+            raise DatalogError("time travel needs a durable session: "
+                               "program.session(store=DIR) (`--store DIR` in the REPL)")
+        last = self._store.transactions
+        if isinstance(transaction, bool) or not isinstance(transaction, int) \
+                or not 0 <= transaction <= last:
+            raise DataError(f"no transaction {transaction!r}: the store holds "
+                            f"transactions 0 to {last}")
+        past = Session(self.program, max_iterations=self._max_iterations,
+                       _initial=self._store.inputs_at(transaction))
+        past._read_only = f"the state after transaction {transaction}"
+        return past
+
+    @property
+    def _closed(self) -> bool:
+        return self._store is not None and self._store.closed
+
+    def close(self) -> None:
+        """Close the session's store (a durable session); it takes no more
+        transactions. Without a store there is nothing to close."""
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> Session:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ------------------------------------------------------------ validation
 

@@ -161,6 +161,11 @@ class EvaluationError(DatalogError):
     """Evaluation could not finish: an iteration limit, a failing functor."""
 
 
+class StoreError(DatalogError):
+    """A session's store (``store=DIR``) cannot be opened or written: another
+    program's store, a damaged log, a full disk."""
+
+
 def did_you_mean(name: str, candidates: Iterable[str]) -> str | None:
     """A hint naming the closest candidate, if one is close enough.
 

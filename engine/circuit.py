@@ -406,11 +406,13 @@ class Circuit(BaseCircuit):
     # -- running -------------------------------------------------------------
 
     def step(self, inputs: Mapping[str, object] | None = None,
-             epoch: int | None = None) -> dict[str, ZSet]:
+             epoch: int | None = None, dry_run: bool = False) -> dict[str, ZSet]:
         """Run one epoch (one transaction) and return each output's difference.
 
         ``inputs`` maps source names to Z-sets (row -> weight) or iterables of
         rows. Atomic: on any error every operator's state is as before.
+        ``dry_run``: return the differences, then drop the epoch as a failure
+        would (the circuit stays at its epoch, exactly as before).
         """
         if epoch is not None and epoch != self.epoch:
             raise EpochError(f"the circuit is at epoch {self.epoch}; got a step for "
@@ -442,6 +444,11 @@ class Circuit(BaseCircuit):
             raise OperatorError(label, error) from error
         result = {name: sink.delta if type(sink.delta) is ZSet else ZSet(sink.delta)
                   for name, sink in self.sinks.items()}
+        if dry_run:
+            for node in nodes:
+                node.rollback()
+            self._clear()
+            return result
         for node in self.stopping:
             node.clock_stop(0, e)
         self.epoch = e + 1

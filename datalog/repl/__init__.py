@@ -10,11 +10,11 @@ in the output relations. Built on the public API (:class:`datalog.Program`,
 :class:`datalog.Session`), the parser (for the statements typed) and the API's
 query patterns (:class:`datalog.plan.query.Pattern`).
 
-- :mod:`datalog.repl.statements`: input lines -> complete statements and kinds;
+- :mod:`datalog.syntax.statements`: input lines -> complete statements and kinds;
 - :mod:`datalog.repl.program`: the accumulated program text (``<repl>``);
 - :mod:`datalog.repl.interpreter`: :class:`Repl`, which executes statements;
 - :mod:`datalog.repl.commands`: the meta-commands (``:dump``, ``:commit``, ...);
-- :mod:`datalog.repl.render`: values, facts and changes as ``.dl`` text;
+- :mod:`datalog.syntax.render`: values, facts and changes as ``.dl`` text;
 - :mod:`datalog.repl.terminal`: prompt_toolkit on a terminal, plain lines otherwise.
 """
 

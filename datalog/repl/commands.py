@@ -1,5 +1,6 @@
 """The REPL's meta-commands: ``:begin``, ``:commit``, ``:rollback``, ``:dump``,
-``:rels``, ``:load``, ``:save``, ``:timing``, ``:help``, ``:quit``; and DDlog's
+``:rels``, ``:load``, ``:save``, ``:verify``, ``:at``, ``:why``, ``:whynot``,
+``:why-changed``, ``:timing``, ``:help``, ``:quit``; and DDlog's
 ``start;``, ``commit;``, ``commit dump_changes;``, ``rollback;``.
 
 DDlog's ``commit;`` prints only the summary line, as DDlog's own command line
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING
 from datalog.dialect.io import format_rows, read_facts, write_files
 from datalog.errors import DatalogError, Diagnostic, did_you_mean
 from datalog.repl.program import REPL_PATH
-from datalog.repl.render import format_fact, format_value, plural, sort_key
-from datalog.repl.statements import Statement, meta_words
 from datalog.syntax import ast
+from datalog.syntax.render import format_fact, format_value, plural, sort_key
+from datalog.syntax.statements import Statement, meta_words
 
 if TYPE_CHECKING:
     from datalog.repl.interpreter import Repl
@@ -39,13 +40,20 @@ Commands:
   :rels                           the relations, their columns and sizes
   :load FILE.dl | FILE.facts      add a program file, or insert a relation's facts
   :save DIR                       write every relation to DIR/<relation>.facts
+  :verify                         check every relation against a from-scratch run
+  :why fact   :whynot fact        why path(1, 5) holds (its shortest derivation) /
+                                  why it does not (where each rule fails)
+  :why-changed fact               why the last commit made it appear or disappear
+  :at N                           query the state after transaction N (--store);
+                                  `:at` alone returns to the present
   :timing on|off                  show how long each statement takes
   :help                           this text
   :quit                           leave (end of input does too)"""
 
 #: Every meta-command, for completion and "did you mean".
 COMMANDS = (":begin", ":commit", ":rollback", ":dump", ":rels", ":load", ":save",
-            ":timing", ":help", ":quit")
+            ":verify", ":at", ":why", ":whynot", ":why-changed", ":timing", ":help",
+            ":quit")
 
 
 def run_command(repl: Repl, statement: Statement) -> None:
@@ -95,7 +103,7 @@ def _dump(repl: Repl, statement: Statement, args: list[str]) -> None:
     names = [_relation(repl, statement, args[0])] if args else repl.relation_names()
     count = 0
     for name in names:
-        for row in sorted(repl.session.query(name), key=sort_key):
+        for row in sorted(repl.reading.query(name), key=sort_key):
             repl.write(format_fact(name, row))
             count += 1
     repl.write(plural(count, "row"))
@@ -108,7 +116,7 @@ def _rels(repl: Repl, statement: Statement, args: list[str]) -> None:
         columns = ", ".join(f"{a.name}: {a.type}" for a in decl.attributes)
         roles = [role for role, names in (("input", repl.inputs), ("output", repl.outputs))
                  if name in names]
-        size = len(repl.session.query(name))
+        size = len(repl.reading.query(name))
         table.append((f"{name}({columns})", " ".join(roles), plural(size, "row")))
     if not table:
         repl.write("no relations")
@@ -125,6 +133,7 @@ def _load(repl: Repl, statement: Statement, args: list[str]) -> None:
         raise _error(statement, f"no such file: {path}", None, repl.sources(), word=path)
     if path.endswith(".dl"):
         repl.require_no_transaction(statement, "loading a program file")
+        repl.require_no_store(statement, "loading a program file")
         repl.recompile(repl.text.with_file(path), lambda span: span.path == path)
         return
     if not path.endswith((".facts", ".csv", ".tsv")):
@@ -166,6 +175,72 @@ def _save(repl: Repl, statement: Statement, args: list[str]) -> None:
                f"to {directory}")
 
 
+def _verify(repl: Repl, statement: Statement, args: list[str]) -> None:
+    """Differences are a failure: the report, then an error (exit status 1)."""
+    result = repl.reading.verify()
+    if result:
+        repl.write(str(result))
+        raise _error(statement, "the incremental state differs from a from-scratch "
+                     "evaluation", None, repl.sources())
+    repl.write(str(result))
+
+
+def _fact_argument(statement: Statement) -> str:
+    """The rest of the command's line: a fact such as ``path(1, "a b")``."""
+    return statement.text.split(None, 1)[1].strip().rstrip(".")
+
+
+def _answer(repl: Repl, statement: Statement, ask: Callable[[str], object]) -> None:
+    """Write ``ask(fact)``; its error, placed under the fact."""
+    fact = _fact_argument(statement)
+    try:
+        answer = ask(fact)
+    except DatalogError as error:
+        first = error.diagnostics[0] if error.diagnostics else None
+        message = first.message if first is not None else str(error)
+        hint = first.hint if first is not None else None
+        raise _error(statement, message, hint, repl.sources(), word=fact) from None
+    repl.write(str(answer))
+
+
+def _why(repl: Repl, statement: Statement, args: list[str]) -> None:
+    _answer(repl, statement, repl.reading.explain)
+
+
+def _whynot(repl: Repl, statement: Statement, args: list[str]) -> None:
+    _answer(repl, statement, repl.reading.why_not)
+
+
+def _why_changed(repl: Repl, statement: Statement, args: list[str]) -> None:
+    if repl.last_delta is None:
+        raise _error(statement, "no transaction has been committed since the program "
+                     "was (re)compiled", None, repl.sources())
+    _answer(repl, statement, repl.last_delta.explain)
+
+
+def _at(repl: Repl, statement: Statement, args: list[str]) -> None:
+    if not args or args[0] == "now":
+        repl.view = repl.view_at = None
+        repl.write("at the present: statements apply to the live session")
+        return
+    word = args[0]
+    if not word.isdigit():
+        raise _error(statement, f"`:at` takes a transaction number, not `{word}`", None,
+                     repl.sources(), word=word)
+    if repl.session.committed is None:
+        raise _error(statement, "time travel needs a durable session",
+                     "start the REPL with `--store DIR`", repl.sources())
+    number = int(word)
+    last = repl.session.committed
+    if number > last:
+        raise _error(statement, f"no transaction {number}: the store holds "
+                     f"transactions 0 to {last}", None, repl.sources(), word=word)
+    repl.view = repl.session.at(number)
+    repl.view_at = number
+    repl.write(f"at transaction {number} of {last}: queries read that state (read-only); "
+               "`:at` returns to the present")
+
+
 def _timing(repl: Repl, statement: Statement, args: list[str]) -> None:
     if args[0] not in ("on", "off"):
         raise _error(statement, f"`:timing` takes `on` or `off`, not `{args[0]}`", None,
@@ -184,15 +259,20 @@ def _quit(repl: Repl, statement: Statement, args: list[str]) -> None:
 
 _HANDLERS: dict[str, Callable] = {
     ":begin": _begin, ":commit": _commit, ":rollback": _rollback, ":dump": _dump,
-    ":rels": _rels, ":load": _load, ":save": _save, ":timing": _timing,
+    ":rels": _rels, ":load": _load, ":save": _save, ":verify": _verify, ":at": _at,
+    ":why": _why, ":whynot": _whynot, ":why-changed": _why_changed,
+    ":timing": _timing,
     ":help": _help, ":quit": _quit,
 }
 _ARGUMENTS = {":begin": (0, 0), ":commit": (0, 0), ":rollback": (0, 0), ":dump": (0, 1),
-              ":rels": (0, 0), ":load": (1, 1), ":save": (1, 1), ":timing": (1, 1),
+              ":rels": (0, 0), ":load": (1, 1), ":save": (1, 1), ":verify": (0, 0),
+              ":at": (0, 1), ":why": (1, 99), ":whynot": (1, 99), ":why-changed": (1, 99),
+              ":timing": (1, 1),
               ":help": (0, 0), ":quit": (0, 0)}
 _USAGE = {":begin": "no arguments", ":commit": "no arguments", ":rollback": "no arguments",
           ":dump": "[relation]", ":rels": "no arguments", ":load": "FILE",
-          ":save": "DIR", ":timing": "on|off", ":help": "no arguments",
+          ":save": "DIR", ":verify": "no arguments", ":at": "[N]", ":why": "FACT",
+          ":whynot": "FACT", ":why-changed": "FACT", ":timing": "on|off", ":help": "no arguments",
           ":quit": "no arguments"}
 
 

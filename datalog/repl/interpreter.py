@@ -43,10 +43,10 @@ from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, Pars
 from datalog.plan.lower import fact_row
 from datalog.plan.query import Pattern
 from datalog.repl.program import REPL_PATH, ProgramText
-from datalog.repl.render import format_change, format_fact, format_ms, plural, sort_key
-from datalog.repl.statements import Statement, StatementReader
 from datalog.syntax import ast
 from datalog.syntax.parser import parse
+from datalog.syntax.render import format_change, format_fact, format_ms, plural, sort_key
+from datalog.syntax.statements import Statement, StatementReader
 
 #: (relation, row) -> +1 (asserted) or -1 (retracted): what the user did, last
 #: statement winning, in the order first done.
@@ -76,7 +76,12 @@ class Repl:
         self.timing = False
         self.failed = False                    # some statement failed
         self.done = False                      # :quit was given
+        self.view: datalog.Session | None = None   # `:at N`: the past state queried
+        self.view_at: int | None = None
+        self.last_delta: datalog.Delta | None = None   # for `:why-changed`
         self._install(ProgramText(path), *self._build(ProgramText(path)))
+        for message in self.session.messages:
+            self.note(message)
 
     # ------------------------------------------------------------ input
 
@@ -101,19 +106,28 @@ class Repl:
         self.finish()
 
     def finish(self) -> None:
-        """The session ends: say so if an open transaction is dropped."""
+        """The session ends: say so if an open transaction is dropped; close the
+        session's store."""
         if self.pending is not None:
             self.note(f"warning: the open transaction was not committed; "
                       f"{plural(len(self.pending), 'change')} discarded")
             self.pending = None
+        self.session.close()
 
     def interrupted(self) -> None:
         """Ctrl-C stopped a statement midway: the session may be half-way through
         a transaction, so it is rebuilt from the program and the facts committed
         so far (the interrupted statement's are not among them)."""
         self.reader.reset()
+        self.session.close()      # a durable session reopens from its store
         self._install(self.text, *self._build(self.text))
         self.note("interrupted: the statement was not applied")
+
+    @property
+    def reading(self) -> datalog.Session:
+        """The session that queries read: the past one of `:at N`, else the
+        live one."""
+        return self.view if self.view is not None else self.session
 
     @property
     def in_transaction(self) -> bool:
@@ -147,6 +161,10 @@ class Repl:
 
     def assert_facts(self, statement: Statement) -> None:
         """``edge(1, 2).``, ``+edge(1, 2).``, ``-edge(1, 2).``"""
+        if self.view is not None:
+            raise self._statement_error(
+                statement, f"viewing the state after transaction {self.view_at}, "
+                "which is read-only", "`:at` alone returns to the present")
         changes = _exactly_placed(self._facts, statement)
         if self.pending is not None:
             for key, weight in changes.items():
@@ -185,7 +203,7 @@ class Repl:
         count."""
         pattern = _exactly_placed(self._pattern, statement)
         start = time.perf_counter()
-        rows = sorted((row for row in self.session.query(pattern.relation)
+        rows = sorted((row for row in self.reading.query(pattern.relation)
                        if pattern.matches(row)), key=sort_key)
         elapsed = time.perf_counter() - start
         for row in rows:
@@ -210,6 +228,7 @@ class Repl:
     def extend(self, statement: Statement) -> None:
         """A rule or directive: recompile with it and show what changed."""
         self.require_no_transaction(statement, "extending the program")
+        self.require_no_store(statement, "extending it")
         self.recompile(self.text.extended(statement),
                        lambda span: span.path == REPL_PATH
                        and statement.line <= span.line <= statement.end_line)
@@ -251,6 +270,7 @@ class Repl:
                 else:
                     tx.retract(relation, row)
         elapsed = time.perf_counter() - start
+        self.last_delta = tx.delta
         for key, weight in changes.items():
             self.changes.pop(key, None)
             self.changes[key] = weight
@@ -284,6 +304,14 @@ class Repl:
         self.write(f"{what}: {inserted} inserted, {len(changes) - inserted} retracted"
                    + self._timing(elapsed))
 
+    def require_no_store(self, statement: Statement, doing: str) -> None:
+        """A durable session's store belongs to one program text."""
+        if self.session_options.get("store") is not None:
+            raise self._statement_error(
+                statement, f"the program cannot change while it has a store (--store); "
+                f"not {doing}", "add the rules to the program file and open the store "
+                "with --migrate")
+
     def require_no_transaction(self, statement: Statement, doing: str) -> None:
         if self.pending is not None:
             raise self._statement_error(
@@ -298,7 +326,8 @@ class Repl:
         program = datalog.Program(text.text(), REPL_PATH)
         checked = program.checked
         session = program.session(self.fact_dir, **self.session_options)
-        if self.changes:
+        # a store replays its own log (and the program cannot change under it)
+        if self.changes and self.session_options.get("store") is None:
             with session.transaction() as tx:
                 for (relation, row), weight in self.changes.items():
                     if weight > 0:
@@ -308,6 +337,7 @@ class Repl:
         return program, session, checked
 
     def _install(self, text: ProgramText, program, session, checked) -> None:
+        self.last_delta = None
         self.text = text
         self.program = program
         self.session = session

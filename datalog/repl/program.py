@@ -8,7 +8,7 @@ loaded with ``:load``. So the parser, the checks and the compiler report every
 position exactly where the user typed it (``<repl>:12:9``) or in the file it
 comes from, and a new statement is checked against everything before it.
 
->>> from datalog.repl.statements import Statement
+>>> from datalog.syntax.statements import Statement
 >>> text = ProgramText(base=None)
 >>> text.extended(Statement(".decl e(x: number)", 2, 1, "program")).text()
 '\\n.decl e(x: number)\\n'
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from datalog.repl.statements import Statement
+from datalog.syntax.statements import Statement
 
 #: The name of the session's input in diagnostics.
 REPL_PATH = "<repl>"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import datalog
 from datalog.errors import CheckError, DatalogError, ParseError
 from datalog.repl import Repl
-from datalog.repl.render import format_fact, format_value, plural, sort_key
+from datalog.syntax.render import format_fact, format_value, plural, sort_key
 
 PROGRAM = """
 .decl r(s: symbol, t: symbol, n: number, u: unsigned, f: float)

@@ -69,3 +69,19 @@ def test_asserted_facts_and_query_constants_are_evaluated_as_program_facts():
     assert not repl.failed
     assert repl.session.query("person") == {("x", 2, 1.5)}
     assert out.getvalue().splitlines()[-2:] == ['person("x", 2, 1.5)', "1 row"]
+
+
+def test_an_interrupted_durable_session_reopens_its_store(tmp_path):
+    out = io.StringIO()
+    repl = Repl(str(DATA / "tc.dl"), str(DATA / "facts"), out=out, err=out,
+                session_options={"store": str(tmp_path / "st")})
+    repl.feed("edge(3, 4).")
+    repl.feed("-edge(1, 2).")
+    before = {name: repl.session.query(name) for name in ("edge", "path")}
+    repl.interrupted()
+    assert {name: repl.session.query(name) for name in ("edge", "path")} == before
+    assert repl.session.committed == 2        # nothing replayed into the log again
+    repl.feed(":at 1")
+    assert (1, 2) in repl.reading.query("edge") and (3, 4) in repl.reading.query("edge")
+    repl.finish()
+    assert not repl.failed

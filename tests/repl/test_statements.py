@@ -4,7 +4,7 @@ they start, whatever the layout of the input."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datalog.repl.statements import StatementReader, classify
+from datalog.syntax.statements import StatementReader, classify
 
 # Statements that end with a terminating `.`, with dots, quotes and comment
 # markers inside strings and numbers to trip a careless reader.
