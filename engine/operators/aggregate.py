@@ -80,13 +80,13 @@ class AggregateNode(Node):
             self.out = EMPTY
             return
         trace = self.reads[0].trace
-        past = trace.past
+        past = trace.past_cursor()
         fn = self.fn
         results = self.results
         staged = {}
         out: dict = {}
         for key, delta in trace.index_rows(batch).items():
-            group = dict(past.get(key, EMPTY))
+            group = past.weights() if past.seek(key) else {}
             for value, weight in delta.items():
                 total = group.get(value, 0) + weight
                 if total:

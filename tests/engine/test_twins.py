@@ -18,8 +18,7 @@ from engine.operators.delay import DelayNode, IntegrateNode
 from engine.operators.distinct import DistinctNode, DistinctTraceNode
 from engine.operators.join import JoinNode, NestedJoinNode, TraceNode
 from engine.operators.linear import LinearNode
-from engine.trace import Trace, merge_histories
-from engine.zset import add_into
+from engine.trace import Trace
 from tests.engine.harness import Holder, grid, integral, place, run_nested, run_root
 
 EPOCHS, ITERATIONS = 3, 5
@@ -245,36 +244,28 @@ def test_antijoin_and_semijoin(epochs):
 
 class OutsideTrace(Trace):
     """A trace that moves its entries 'outside' whenever a join fetches matches,
-    like ``engine.spark.spill.SpillingTrace`` does with Spark."""
+    like ``engine.spark.spill.SpillingTrace`` does with Spark; the matches come
+    back as a trace in memory, read through its cursors."""
 
-    __slots__ = ("outside_past", "outside_cur")
+    __slots__ = ("outside",)
 
     def __init__(self, nested, index):
         super().__init__(nested=nested, index=index)
-        self.outside_past: dict = {}
-        self.outside_cur: dict = {}
+        self.outside: list = []  # (key, value, epoch, iteration, weight)
 
     def spilled_matches(self, keys):
-        for store, outside in ((self.past, self.outside_past), (self.cur, self.outside_cur)):
-            for key, group in store.items():
-                if self.nested:
-                    merge_histories(outside.setdefault(key, {}), group)
-                else:
-                    add_into(outside.setdefault(key, {}), group)
-        self.past, self.cur = {}, {}
-        cur = {k: self.outside_cur[k] for k in keys if self.outside_cur.get(k)}
-        past = {k: self.outside_past[k] for k in keys if self.outside_past.get(k)}
-        return cur or None, past or None
-
-    def commit(self):
-        super().commit()
-        for key, group in self.outside_cur.items():
-            merge_histories(self.outside_past.setdefault(key, {}), group)
-        self.outside_cur = {}
+        for cursor in (self.past_cursor(), self.epoch_cursor()):
+            for key, value, time, weight in cursor.entries():
+                self.outside.append((key, value, time[0], time[-1] if self.nested else 0,
+                                     weight))
+        self.drop_entries()
+        wanted = set(keys)
+        found = [entry for entry in self.outside if entry[0] in wanted]
+        return Trace.from_entries(self.nested, self.index, self.epoch, found) if found else None
 
     def rollback(self):
         super().rollback()
-        self.outside_cur = {}
+        self.outside = [entry for entry in self.outside if entry[2] < self.epoch]
 
 
 @settings(max_examples=100, deadline=None)
