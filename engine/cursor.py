@@ -75,7 +75,8 @@ class Cursor(ABC):
 
     @abstractmethod
     def __bool__(self) -> bool:
-        """Whether the part holds any entry."""
+        """Whether the part holds any entry (it may be true of entries that
+        cancel, e.g. in two runs not merged yet)."""
 
     @abstractmethod
     def seek(self, key) -> bool:
@@ -178,8 +179,10 @@ class CursorSource(ABC):
         return {}
 
     @abstractmethod
-    def bind(self, cursor: str, prefix: str) -> list[str]:
-        """Lines (at function level) preparing to read ``cursor``."""
+    def bind(self, cursor: str, prefix: str, keys: str = "()") -> list[str]:
+        """Lines (at function level) preparing to read ``cursor``; ``keys`` is
+        an expression for every key the function will seek (a batch of
+        lookups, for an implementation that gathers them in one pass)."""
 
     @abstractmethod
     def seek(self, prefix: str, key: str, group: str, indent: str) -> list[str]:
@@ -189,7 +192,9 @@ class CursorSource(ABC):
     @abstractmethod
     def values(self, group: str, value: str, history: str) -> str:
         """A ``for`` header walking ``group``: each ``value`` with its
-        ``history`` (an opaque handle for the fragments below)."""
+        ``history`` (an opaque handle for the fragments below). A value may
+        come more than once, each time with a part of its history (the
+        weights add)."""
 
     @abstractmethod
     def weight(self, history: str) -> str:

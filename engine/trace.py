@@ -413,6 +413,11 @@ class Trace:
         self.cur = {}
         self.staged = []
 
+    def staged_batches(self) -> list:
+        """The root's batches of the current epoch (indexed), not yet visible
+        to readers."""
+        return list(self._staged_indexed())
+
     def _staged_indexed(self):
         for is_rows, batch in self.staged:
             yield self.index_rows(batch) if is_rows else batch
@@ -596,7 +601,7 @@ class DictSource(CursorSource):
     def __init__(self, nested: bool):
         self.nested = nested
 
-    def bind(self, cursor: str, prefix: str) -> list[str]:
+    def bind(self, cursor: str, prefix: str, keys: str = "()") -> list[str]:
         return [f"    {prefix}get = {cursor}.groups.get"]
 
     def seek(self, prefix: str, key: str, group: str, indent: str) -> list[str]:

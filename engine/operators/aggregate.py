@@ -85,8 +85,10 @@ class AggregateNode(Node):
         results = self.results
         staged = {}
         out: dict = {}
-        for key, delta in trace.index_rows(batch).items():
-            group = past.weights() if past.seek(key) else {}
+        indexed = trace.index_rows(batch)
+        before = {key: past.weights() for key in past.seek_many(indexed)}  # one batch
+        for key, delta in indexed.items():
+            group = before.get(key) or {}
             for value, weight in delta.items():
                 total = group.get(value, 0) + weight
                 if total:

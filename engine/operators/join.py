@@ -55,19 +55,56 @@ class TraceNode(Node):
         super().__init__([source], label)
         self.index = index
         self.trace = Trace(nested=nested, index=index)
+        self.columnar: int | None = None  # rows past which the trace goes columnar
+        self.appended = 0   # rows appended, this epoch's included
+        self.committed = 0  # rows appended until the last committed epoch
+
+    def use_columnar(self, threshold: int | None) -> None:
+        """Keep the trace in sorted numpy runs (``engine.columnar``, imported
+        only then) once ``threshold`` rows were appended, if its key and rows
+        allow it."""
+        from engine.columnar import fits
+
+        self.columnar = threshold if threshold is not None and fits(self.index) else None
+        self._maybe_columnar()
+
+    def _maybe_columnar(self) -> None:
+        if (self.columnar is not None and self.appended >= self.columnar
+                and type(self.trace) is Trace):
+            from engine.columnar import ColumnarTrace, Unfit
+
+            try:
+                self.trace = ColumnarTrace.from_trace(self.trace)
+            except Unfit:
+                self.columnar = None
+
+    def _append(self, batch, iteration: int) -> None:
+        self.appended += len(batch)
+        if self.columnar is None:
+            self.trace.append_rows(batch, iteration)
+            return
+        from engine.columnar import Unfit
+
+        try:
+            self.trace.append_rows(batch, iteration)
+        except Unfit:  # rows the columns cannot hold: back to dicts, for good
+            self.columnar = None
+            self.trace = self.trace.to_trace()
+            self.trace.append_rows(batch, iteration)
+        self._maybe_columnar()
 
     def clock_stop(self, scope: int, time: int) -> None:
-        trace = self.trace
         if scope == 1:
-            trace.append_rows(self.inputs[0].out, time)
-        elif trace.nested:
-            trace.commit()
-        else:
-            trace.append_rows(self.inputs[0].out)
-            trace.commit()
+            self._append(self.inputs[0].out, time)
+            return
+        if not self.trace.nested:
+            self._append(self.inputs[0].out, 0)
+        self.trace.commit()
+        self.committed = self.appended
 
     def rollback(self) -> None:
         self.trace.rollback()
+        self.appended = self.committed
 
     def describe_args(self) -> str:
         kind, spec = self.index
@@ -104,7 +141,8 @@ def _delta_function(name: str, delta_side: str, kind: str, source, key_index,
     dv, dw, sv = ("lv", "lw", "rv") if delta_side == "left" else ("rv", "rw", "lv")
     key = key_expression(key_index, dv, env)
     ind = "            "
-    lines = [f"def {name}({args}):"] + source.bind("cursor", "_c")
+    lines = [f"def {name}({args}):"] + source.bind("cursor", "_c",
+                                                   f"[{key} for {dv} in rows]")
     lines += ["    target_get = target.get", f"    for {dv}, {dw} in rows.items():"]
     if callable(env["combine"]):  # it receives the key
         lines.append(f"        k = {key}")
@@ -183,6 +221,7 @@ class JoinNode(Node):
         self.combine = combine
         self.stages: list = []
         self.functions: dict = {}
+        self.compiled_for: tuple = ()
 
     @property
     def left_trace(self) -> Trace:
@@ -197,10 +236,14 @@ class JoinNode(Node):
         self.stages += consumer.stages
 
     def prepare(self) -> None:
+        """Compile the loops for the kinds of the traces read (again when a
+        trace changes kind, e.g. goes columnar)."""
         nested = self.circuit is not None and self.circuit.nested
+        left, right = self.left_trace, self.right_trace
+        self.compiled_for = (type(left), type(right))
         self.functions = compile_join(
             self.combine, self.stages, self.reads[0].index, self.reads[1].index,
-            read_sources(self.right_trace, nested), read_sources(self.left_trace, nested))
+            read_sources(right, nested), read_sources(left, nested))
 
     def join_spilled(self, out: dict, a: dict, b: dict, i: int) -> None:
         """``a ⋈ B_spark + A_spark ⋈ b``: the parts of the traces moved to Spark
@@ -239,6 +282,8 @@ class JoinNode(Node):
         if not a and not b:
             self.out = EMPTY
             return
+        if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
+            self.prepare()
         fns = self.functions
         out: dict = {}
         if self.spilled:
@@ -307,6 +352,8 @@ class NestedJoinNode(JoinNode):
             return
         if out is None:
             out = {}
+        if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
+            self.prepare()
         if self.spilled:
             self.join_spilled(out, a, b, i)
         fns = self.functions

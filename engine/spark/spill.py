@@ -98,9 +98,10 @@ def check_spilling(threshold) -> int:
 
 def spill_traces(nodes, threshold: int, session=None) -> int:
     """Make every trace among ``nodes`` that only joins read a
-    :class:`SpillingTrace` with ``threshold``; returns how many. ``session``: the SparkSession (default: :func:`get_session`'s,
-    made when a trace first spills). Aggregates, the only other readers of a
-    TraceNode, stay in memory: they read whole groups per changed key."""
+    :class:`SpillingTrace` with ``threshold``; returns how many. ``session``:
+    the SparkSession (default: :func:`get_session`'s, made when a trace first
+    spills). Traces aggregates read (whole groups per changed key) stay in
+    memory."""
     readers: dict[int, list] = {}
     for node in nodes:
         for read in node.reads:

@@ -8,6 +8,7 @@ against ``integrate -> distinct -> differentiate``).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -52,23 +53,31 @@ def combine(key, left, right):
 KEY = ("cols", (0,))
 
 
-def join_nodes(nested: bool, self_join: bool = False):
+# Each trace implementation: dicts (None), columnar from the first row (0), and
+# columnar from the third row appended (the change of kind mid-way).
+TRACES = pytest.mark.parametrize("columnar", [None, 0, 3], ids=["dict", "columnar", "switch"])
+
+
+def join_nodes(nested: bool, self_join: bool = False, columnar: int | None = None):
     left, right = Holder(), Holder()
     if self_join:
         right = left
     left_trace = TraceNode(left, KEY, nested)
     right_trace = left_trace if self_join else TraceNode(right, KEY, nested)
+    for trace in (left_trace, right_trace):
+        trace.use_columnar(columnar)
     cls = NestedJoinNode if nested else JoinNode
     join = cls(left, right, left_trace, right_trace, combine)
     nodes = [left_trace] + ([] if self_join else [right_trace]) + [join]
     return left, right, join, nodes
 
 
+@TRACES
 @settings(max_examples=150, deadline=None)
 @given(nested_series, nested_series)
 @example({(1, 0): {(0, 0): 1}}, {(0, 2): {(0, 1): 1}})  # old entry at a later iteration
-def test_nested_join(a, b):
-    left, right, join, nodes = join_nodes(nested=True)
+def test_nested_join(columnar, a, b):
+    left, right, join, nodes = join_nodes(nested=True, columnar=columnar)
     place(nodes, nested=True)
     out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes,
                      join, EPOCHS)
@@ -76,10 +85,11 @@ def test_nested_join(a, b):
         assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
 
 
+@TRACES
 @settings(max_examples=100, deadline=None)
 @given(nested_series)
-def test_nested_self_join(a):
-    left, _, join, nodes = join_nodes(nested=True, self_join=True)
+def test_nested_self_join(columnar, a):
+    left, _, join, nodes = join_nodes(nested=True, self_join=True, columnar=columnar)
     place(nodes, nested=True)
     out = run_nested({"a": left}, {"a": a}, nodes, join, EPOCHS)
     for t in grid(EPOCHS, ITERATIONS):
@@ -104,10 +114,11 @@ def naive_fused(joined: dict) -> dict:
     return {r: w for r, w in out.items() if w}
 
 
+@TRACES
 @settings(max_examples=100, deadline=None)
 @given(nested_series, nested_series)
-def test_nested_join_with_fused_stages(a, b):
-    left, right, join, nodes = join_nodes(nested=True)
+def test_nested_join_with_fused_stages(columnar, a, b):
+    left, right, join, nodes = join_nodes(nested=True, columnar=columnar)
     join.absorb(LinearNode(join, fused_stages()))
     place(nodes, nested=True)
     out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes,
@@ -117,10 +128,11 @@ def test_nested_join_with_fused_stages(a, b):
         assert integral(out, t) == expected, t
 
 
+@TRACES
 @settings(max_examples=100, deadline=None)
 @given(root_series, root_series)
-def test_root_join(a, b):
-    left, right, join, nodes = join_nodes(nested=False)
+def test_root_join(columnar, a, b):
+    left, right, join, nodes = join_nodes(nested=False, columnar=columnar)
     place(nodes, nested=False)
     out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes,
                    join, 5)
@@ -154,11 +166,13 @@ def test_distinct_incremental(a):
 AGGREGATES = [count, sum_of(1), min_of(1), max_of(1), mean_of(1)]
 
 
+@TRACES
 @settings(max_examples=100, deadline=None)
 @given(root_series, st.sampled_from(AGGREGATES))
-def test_aggregate(a, fn):
+def test_aggregate(columnar, a, fn):
     holder = Holder()
     trace = TraceNode(holder, KEY, nested=False)
+    trace.use_columnar(columnar)
     node = AggregateNode(holder, trace, fn)
     place([trace, node], nested=False)
     out = run_root({"a": holder}, {"a": a}, [trace, node], node, 5)
@@ -286,4 +300,23 @@ def test_join_against_traces_kept_outside_memory(a, b, nested):
         out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
         times = range(EPOCHS)
     for t in times:
+        assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
+
+
+mixed_rows = st.tuples(st.integers(0, 2),
+                       st.one_of(st.integers(0, 3), st.sampled_from(["x", 2.5])))
+mixed_series = st.dictionaries(st.tuples(st.integers(0, EPOCHS - 1),
+                                         st.integers(0, ITERATIONS - 2)),
+                               st.dictionaries(mixed_rows, weights, max_size=4), max_size=7)
+
+
+@settings(max_examples=100, deadline=None)
+@given(mixed_series, mixed_series, st.sampled_from([0, 3]))
+def test_columnar_traces_go_back_to_dicts_for_rows_they_cannot_hold(a, b, columnar):
+    """A string or a float in a columnar trace's rows turns it back into a dict
+    trace, with every entry, between two appends."""
+    left, right, join, nodes = join_nodes(nested=True, columnar=columnar)
+    place(nodes, nested=True)
+    out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
+    for t in grid(EPOCHS, ITERATIONS):
         assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
