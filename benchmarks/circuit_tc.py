@@ -4,6 +4,7 @@ Python semi-naive loop measured in the same run.
     python -m benchmarks.circuit_tc                 # 2,000-node chain: 1,999,000 paths
     python -m benchmarks.circuit_tc --nodes 500     # a quick look
     python -m benchmarks.circuit_tc --profile       # cProfile of the circuit's batch
+    python -m benchmarks.circuit_tc --columnar 0    # join traces in numpy runs
 
 For each side it prints:
 
@@ -43,10 +44,10 @@ import time
 from benchmarks.tc import seminaive
 
 
-def build_circuit():
+def build_circuit(columnar: int | None = None):
     from engine import Circuit
 
-    circuit = Circuit(max_iterations=1_000_000)
+    circuit = Circuit(max_iterations=1_000_000, columnar_threshold=columnar)
     edge = circuit.source("edge", arity=2)
     with circuit.child("path") as child:
         e = child.import_(edge)
@@ -64,8 +65,8 @@ def peak_mib(baseline_kib: int) -> float:
     return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - baseline_kib) / 1024
 
 
-def run_circuit(nodes: int) -> dict:
-    circuit = build_circuit()
+def run_circuit(nodes: int, columnar: int | None = None) -> dict:
+    circuit = build_circuit(columnar)
     edges = {(i, i + 1): 1 for i in range(nodes - 1)}
     middle = (nodes // 2 - 1, nodes // 2)
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -104,38 +105,44 @@ def run_seminaive(nodes: int) -> dict:
             "changed": [removed, added], "peak": peak_mib(baseline), "iterations": None}
 
 
-def in_subprocess(side: str, nodes: int) -> dict:
+def in_subprocess(side: str, nodes: int, columnar: int | None = None) -> dict:
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    extra = ["--columnar", str(columnar)] if columnar is not None and side == "circuit" else []
     done = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", side,
-                           "--nodes", str(nodes)], capture_output=True, text=True, env=env,
-                          check=True)
+                           "--nodes", str(nodes), *extra], capture_output=True, text=True,
+                          env=env, check=True)
     return json.loads(done.stdout)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=2000, help="chain length in nodes")
+    parser.add_argument("--columnar", type=int, metavar="ROWS",
+                        help="keep the circuit's join traces columnar past ROWS rows")
     parser.add_argument("--worker", choices=["circuit", "seminaive"], help=argparse.SUPPRESS)
     parser.add_argument("--profile", action="store_true",
                         help="print a cProfile of the circuit's batch epoch instead")
     args = parser.parse_args(argv)
     if args.worker:
-        run = run_circuit if args.worker == "circuit" else run_seminaive
-        print(json.dumps(run(args.nodes)))
+        if args.worker == "circuit":
+            print(json.dumps(run_circuit(args.nodes, args.columnar)))
+        else:
+            print(json.dumps(run_seminaive(args.nodes)))
         return
     if args.profile:
         import cProfile
         import pstats
 
-        circuit = build_circuit()
+        circuit = build_circuit(args.columnar)
         edges = {(i, i + 1): 1 for i in range(args.nodes - 1)}
         profile = cProfile.Profile()
         profile.runcall(circuit.step, {"edge": edges})
         pstats.Stats(profile).sort_stats("tottime").print_stats(15)
         return
-    results = {side: in_subprocess(side, args.nodes) for side in ("circuit", "seminaive")}
+    results = {side: in_subprocess(side, args.nodes, args.columnar)
+               for side in ("circuit", "seminaive")}
     paths = results["circuit"]["paths"]
     assert paths == results["seminaive"]["paths"] == args.nodes * (args.nodes - 1) // 2
     print(f"transitive closure of a {args.nodes}-node chain: {paths:,} paths; "

@@ -291,13 +291,17 @@ class Circuit(BaseCircuit):
     {'swapped': ZSet({(2, 1): 1})}
     """
 
-    def __init__(self, max_iterations: int = 100_000, spill_threshold: int | None = None):
+    def __init__(self, max_iterations: int = 100_000, spill_threshold: int | None = None,
+                 columnar_threshold: int | None = None):
         super().__init__(None, "")
         if not 1 <= max_iterations <= MAX_ITERATION:
             raise BuildError(f"max_iterations must be between 1 and {MAX_ITERATION}")
         self.max_iterations = max_iterations
         # Traces that joins read move to Spark past this many rows (engine.spark.spill).
         self.spill_threshold = spill_threshold
+        # Join and aggregate traces past this many rows go columnar (engine.columnar;
+        # not together with spilling, which moves dict traces).
+        self.columnar_threshold = columnar_threshold
         if spill_threshold is not None:
             from engine.spark.spill import check_spilling
             check_spilling(spill_threshold)
@@ -377,6 +381,11 @@ class Circuit(BaseCircuit):
         self.all_nodes = [n for n in every if id(n) in live]
         for node in self.all_nodes:
             node.prepare()
+        if self.columnar_threshold is not None and self.spill_threshold is None:
+            from engine.operators.join import TraceNode
+            for node in self.all_nodes:
+                if isinstance(node, TraceNode):
+                    node.use_columnar(self.columnar_threshold)
         if self.spill_threshold is not None:
             from engine.spark.spill import spill_traces
             spill_traces(self.all_nodes, self.spill_threshold)

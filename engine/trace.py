@@ -20,6 +20,12 @@ The per-value history in a child scope is stored compactly, as a **history**:
   weights too): one small int per stored value in the common case;
 * a dict ``{iteration: weight, ...}``: several iterations.
 
+Readers (operators, the spill backend) go through the read API of
+:mod:`engine.cursor`: :class:`DictCursor` / :class:`DictRowCursor` walk one part
+(``past`` or ``cur``), and :class:`DictSource` / :class:`DictRowSource` write the
+same questions as source fragments for generated loops. The encoding below is
+known to this module only.
+
 >>> t = Trace(nested=True)
 >>> t.append({("a",): {("a", 1): 1}}, iteration=0)
 >>> t.append({("a",): {("a", 1): 1, ("a", 2): 1}}, iteration=3)
@@ -42,6 +48,7 @@ from collections.abc import Iterator, Mapping
 from sortedcontainers import SortedList
 
 from engine.codegen import build_functions, key_expression
+from engine.cursor import Cursor, CursorSource, RowCursor, RowCursorSource
 from engine.errors import EpochError
 
 SHIFT = 20  # codes stay one-digit (fast) ints for weights below 2**10
@@ -272,6 +279,66 @@ class Trace:
         """A batch of rows as an indexed Z-set under this trace's key."""
         return self.functions["index_rows"](batch)
 
+    # -- the read API (engine.cursor) ---------------------------------------
+
+    def past_cursor(self) -> DictCursor:
+        """A cursor over the finished epochs (times reported at ``epoch - 1``)."""
+        return DictCursor(self.past, self.nested, self.epoch - 1)
+
+    def epoch_cursor(self) -> DictCursor:
+        """A cursor over the current epoch's appends (child scope; a root
+        trace's current epoch is invisible to readers: empty)."""
+        return DictCursor(self.cur, self.nested, self.epoch)
+
+    @classmethod
+    def from_entries(cls, nested: bool, index, epoch: int, entries) -> Trace:
+        """A trace at ``epoch`` holding ``(key, value, epoch, iteration,
+        weight)`` entries: those of earlier epochs as its past, those of
+        ``epoch`` as its current epoch (root scope: all of them are its past).
+        Weights are summed, zeros dropped.
+
+        >>> t = Trace.from_entries(True, None, 2, [("k", "v", 0, 1, 1), ("k", "v", 2, 0, 1),
+        ...                                        ("k", "w", 1, 3, 1), ("k", "w", 0, 3, -1)])
+        >>> list(t.entries())
+        [('k', 'v', (1, 1), 1), ('k', 'v', (2, 0), 1)]
+        """
+        trace = cls(nested=nested, index=index)
+        trace.epoch = epoch
+        for key, value, at, iteration, weight in entries:
+            if not nested:
+                group = trace.past.setdefault(key, {})
+                total = group.get(value, 0) + weight
+                if total:
+                    group[value] = total
+                else:
+                    del group[value]
+                    if not group:
+                        del trace.past[key]
+                continue
+            store = trace.past if at < epoch else trace.cur
+            group = store.setdefault(key, {})
+            history = history_add(group.get(value), iteration, weight)
+            if history is None:
+                del group[value]
+                if not group:
+                    del store[key]
+            else:
+                group[value] = history
+        return trace
+
+    def adopt(self, other: Trace) -> None:
+        """Take over ``other``'s entries and epoch (``other`` is then not to be
+        used): to change a trace's kind without copying."""
+        self.past, self.cur, self.staged = other.past, other.cur, list(other.staged)
+        self.epoch = other.epoch
+        self.ordered = None
+
+    def drop_entries(self) -> None:
+        """Forget every entry of past epochs and of the current one (but not
+        the root's staged batch): they have moved elsewhere."""
+        self.past, self.cur = {}, {}
+        self.ordered = None
+
     def commit(self) -> None:
         """The epoch is over: fold it into ``past`` (compaction) and drop zeros."""
         past = self.past
@@ -345,6 +412,11 @@ class Trace:
         """Forget everything appended in the current epoch."""
         self.cur = {}
         self.staged = []
+
+    def staged_batches(self) -> list:
+        """The root's batches of the current epoch (indexed), not yet visible
+        to readers."""
+        return list(self._staged_indexed())
 
     def _staged_indexed(self):
         for is_rows, batch in self.staged:
@@ -471,8 +543,271 @@ class ZSetTrace:
         self.cur = {}
         self.staged = []
 
+    def past_cursor(self) -> DictRowCursor:
+        """A cursor over the finished epochs (times reported at ``epoch - 1``)."""
+        return DictRowCursor(self.past, self.nested, self.epoch - 1)
+
+    def epoch_cursor(self) -> DictRowCursor:
+        """A cursor over the current epoch's appends (child scope)."""
+        return DictRowCursor(self.cur, self.nested, self.epoch)
+
     def size(self) -> int:
         if not self.nested:
             return len(self.past) + sum(len(b) for b in self.staged)
         return sum(len(history_items(h)) for store in (self.past, self.cur)
                    for h in store.values())
+
+
+# ---------------------------------------------------------------------------
+# The read API (engine.cursor) over the dicts above
+
+
+def history_split(history, i: int) -> tuple[int, int, int | None]:
+    """``(before, at, later)`` of a history around iteration ``i``.
+
+    >>> history_split({0: 1, 2: 3, 5: -1, 7: 1}, 2)
+    (1, 3, 5)
+    """
+    if type(history) is int:
+        at = history & MASK
+        if at < i:
+            return history >> SHIFT, 0, None
+        if at == i:
+            return 0, history >> SHIFT, None
+        return 0, 0, at
+    before = now = 0
+    later = None
+    for j, weight in history.items():
+        if j < i:
+            before += weight
+        elif j == i:
+            now += weight
+        elif later is None or j < later:
+            later = j
+    return before, now, later
+
+
+def history_until(history, i: int) -> int:
+    """The weight of a history at iterations ``<= i``."""
+    if type(history) is int:
+        return history >> SHIFT if history & MASK <= i else 0
+    return sum(weight for j, weight in history.items() if j <= i)
+
+
+class DictSource(CursorSource):
+    """Fragments reading a :class:`DictCursor`: a group is a dict value ->
+    weight (root) or value -> history (child scope; see the module docstring)."""
+
+    def __init__(self, nested: bool):
+        self.nested = nested
+
+    def bind(self, cursor: str, prefix: str, keys: str = "()") -> list[str]:
+        return [f"    {prefix}get = {cursor}.groups.get"]
+
+    def seek(self, prefix: str, key: str, group: str, indent: str) -> list[str]:
+        return [f"{indent}{group} = {prefix}get({key})",
+                f"{indent}if {group} is None: continue"]
+
+    def values(self, group: str, value: str, history: str) -> str:
+        return f"for {value}, {history} in {group}.items():"
+
+    def weight(self, history: str) -> str:
+        if not self.nested:
+            return history
+        return f"({history} >> {SHIFT} if type({history}) is int else sum({history}.values()))"
+
+    def walk_times(self, history: str, iteration: str, weight: str, body, indent: str):
+        return ([f"{indent}if type({history}) is int:",
+                 f"{indent}    {iteration} = {history} & {MASK}",
+                 f"{indent}    {weight} = {history} >> {SHIFT}"]
+                + body(indent + "    ")
+                + [f"{indent}else:",
+                   f"{indent}    for {iteration}, {weight} in {history}.items():"]
+                + body(indent + "        "))
+
+
+class DictRowSource(RowCursorSource):
+    """Fragments reading (and appending to) a :class:`DictRowCursor`."""
+
+    def __init__(self, nested: bool):
+        self.nested = nested
+
+    def names(self) -> dict:
+        return {"history_add": history_add}
+
+    def bind(self, cursor: str, prefix: str, i: str = "0") -> list[str]:
+        # ``unit``: an int made per call, shared by the histories of weight 1
+        # it stores; no history stored before is that object
+        return [f"    {prefix}rows = {cursor}.rows_",
+                f"    {prefix}get = {prefix}rows.get",
+                f"    {prefix}setdefault = {prefix}rows.setdefault",
+                f"    {prefix}unit = (1 << {SHIFT}) | {i}"]
+
+    def split(self, prefix, row, i, found, before, at, later, indent) -> list[str]:
+        return [
+            f"{indent}{prefix}h = {prefix}get({row})",
+            f"{indent}{found} = {prefix}h is not None",
+            f"{indent}if {found}:",
+            f"{indent}    {before} = {at} = 0",
+            f"{indent}    {later} = None",
+            f"{indent}    if type({prefix}h) is int:",
+            f"{indent}        _j = {prefix}h & {MASK}",
+            f"{indent}        if _j < {i}: {before} = {prefix}h >> {SHIFT}",
+            f"{indent}        elif _j == {i}: {at} = {prefix}h >> {SHIFT}",
+            f"{indent}        else: {later} = _j",
+            f"{indent}    else:",
+            f"{indent}        for _j, _w in {prefix}h.items():",
+            f"{indent}            if _j < {i}: {before} += _w",
+            f"{indent}            elif _j == {i}: {at} += _w",
+            f"{indent}            elif {later} is None or _j < {later}: {later} = _j",
+        ]
+
+    def accumulate(self, prefix, row, weight, i, before, indent) -> list[str]:
+        # one probe of the (large) dict per row: setdefault with the new history
+        return [
+            f"{indent}_new = {prefix}unit if {weight} == 1 else ({weight} << {SHIFT}) | {i}",
+            f"{indent}_h = {prefix}setdefault({row}, _new)",
+            f"{indent}if _h is _new:",
+            f"{indent}    {before} = None",
+            f"{indent}else:",
+            f"{indent}    {before} = _h >> {SHIFT} if type(_h) is int else sum(_h.values())",
+            f"{indent}    _h = history_add(_h, {i}, {weight})",
+            f"{indent}    if _h is None: del {prefix}rows[{row}]",
+            f"{indent}    else: {prefix}rows[{row}] = _h",
+        ]
+
+    def weight(self, prefix: str, row: str) -> str:
+        if not self.nested:
+            return f"{prefix}get({row}, 0)"
+        return (f"(0 if ({prefix}h := {prefix}get({row})) is None else {prefix}h >> {SHIFT} "
+                f"if type({prefix}h) is int else sum({prefix}h.values()))")
+
+
+SOURCES = {False: DictSource(False), True: DictSource(True)}
+DELTA_SOURCE = SOURCES[False]  # an indexed Z-set read as a cursor
+ROW_SOURCES = {False: DictRowSource(False), True: DictRowSource(True)}
+
+
+class DictCursor(Cursor):
+    """A :class:`~engine.cursor.Cursor` over one part of a :class:`Trace`:
+    ``groups`` is key -> value -> weight (root) or history (child scope)."""
+
+    __slots__ = ("epoch", "group", "groups", "nested")
+
+    def __init__(self, groups: dict, nested: bool, epoch: int):
+        self.groups = groups
+        self.nested = nested
+        self.epoch = epoch
+        self.group: dict = {}
+
+    @property
+    def source(self) -> DictSource:
+        return SOURCES[self.nested]
+
+    def __bool__(self) -> bool:
+        return bool(self.groups)
+
+    def seek(self, key) -> bool:
+        group = self.groups.get(key)
+        self.group = group or {}
+        return group is not None
+
+    def seek_many(self, keys) -> Iterator:
+        groups = self.groups
+        for key in sorted({key for key in keys if key in groups}):
+            self.group = groups[key]
+            yield key
+
+    def keys(self) -> Iterator:
+        return iter(self.groups)
+
+    def values(self) -> Iterator:
+        return iter(self.group)
+
+    def times(self, value) -> list[tuple[tuple, int]]:
+        history = self.group.get(value)
+        if history is None:
+            return []
+        if not self.nested:
+            return [((self.epoch,), history)]
+        return [((self.epoch, j), weight) for j, weight in history_items(history)]
+
+    def weight(self, value, until: int | None = None) -> int:
+        history = self.group.get(value)
+        if history is None:
+            return 0
+        if not self.nested:
+            return history
+        return history_total(history) if until is None else history_until(history, until)
+
+    def split(self, value, i: int) -> tuple[int, int, int | None]:
+        history = self.group.get(value)
+        return (0, 0, None) if history is None else history_split(history, i)
+
+    def weights(self) -> dict:
+        if not self.nested:
+            return dict(self.group)
+        out = {}
+        for value, history in self.group.items():
+            weight = history_total(history)
+            if weight:
+                out[value] = weight
+        return out
+
+
+class DictRowCursor(RowCursor):
+    """A :class:`~engine.cursor.RowCursor` over one part of a :class:`ZSetTrace`:
+    ``rows_`` is row -> weight (root) or history (child scope)."""
+
+    __slots__ = ("epoch", "nested", "rows_")
+
+    def __init__(self, rows: dict, nested: bool, epoch: int):
+        self.rows_ = rows
+        self.nested = nested
+        self.epoch = epoch
+
+    @property
+    def source(self) -> DictRowSource:
+        return ROW_SOURCES[self.nested]
+
+    def __bool__(self) -> bool:
+        return bool(self.rows_)
+
+    def rows(self) -> Iterator:
+        return iter(self.rows_)
+
+    def times(self, row) -> list[tuple[tuple, int]]:
+        history = self.rows_.get(row)
+        if history is None:
+            return []
+        if not self.nested:
+            return [((self.epoch,), history)]
+        return [((self.epoch, j), weight) for j, weight in history_items(history)]
+
+    def weight(self, row, until: int | None = None) -> int:
+        history = self.rows_.get(row)
+        if history is None:
+            return 0
+        if not self.nested:
+            return history
+        return history_total(history) if until is None else history_until(history, until)
+
+    def weights_of(self, rows) -> list[int]:
+        if not self.nested:
+            get = self.rows_.get
+            return [get(row, 0) for row in rows]
+        return [self.weight(row) for row in rows]
+
+    def split(self, row, i: int) -> tuple[int, int, int | None]:
+        history = self.rows_.get(row)
+        return (0, 0, None) if history is None else history_split(history, i)
+
+
+def delta_cursor(indexed: dict) -> DictCursor:
+    """A cursor over an indexed Z-set in memory (a batch: key -> value ->
+    weight, all at the current time); read with ``DELTA_SOURCE``.
+
+    >>> c = delta_cursor({"k": {"v": 2}}); c.seek("k"), c.weights()
+    (True, {'v': 2})
+    """
+    return DictCursor(indexed, False, 0)

@@ -80,13 +80,15 @@ class AggregateNode(Node):
             self.out = EMPTY
             return
         trace = self.reads[0].trace
-        past = trace.past
+        past = trace.past_cursor()
         fn = self.fn
         results = self.results
         staged = {}
         out: dict = {}
-        for key, delta in trace.index_rows(batch).items():
-            group = dict(past.get(key, EMPTY))
+        indexed = trace.index_rows(batch)
+        before = {key: past.weights() for key in past.seek_many(indexed)}  # one batch
+        for key, delta in indexed.items():
+            group = before.get(key) or {}
             for value, weight in delta.items():
                 total = group.get(value, 0) + weight
                 if total:

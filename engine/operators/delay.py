@@ -16,7 +16,7 @@ The specification's own definitions on plain data are in ``tests/engine/spec.py`
 from __future__ import annotations
 
 from engine.node import Node
-from engine.trace import ZSetTrace, history_items
+from engine.trace import ZSetTrace
 from engine.zset import EMPTY, add_into
 
 
@@ -75,15 +75,12 @@ class IntegrateNode(Node):
     def evaluate(self, i: int) -> None:
         batch = self.inputs[0].out
         trace = self.trace
-        if not trace.nested:
-            out = dict(trace.past)
-        else:
-            out = {}
-            for store in (trace.past, trace.cur):
-                for row, history in store.items():
-                    for j, w in history_items(history):
-                        if store is trace.cur or j <= i:
-                            out[row] = out.get(row, 0) + w
+        past = trace.past_cursor()
+        out = {row: past.weight(row, until=i) for row in past.rows()}
+        if trace.nested:  # the past at times <= (e, i), this epoch's earlier iterations
+            current = trace.epoch_cursor()
+            for row in current.rows():
+                out[row] = out.get(row, 0) + current.weight(row)
             out = {row: w for row, w in out.items() if w}
             trace.append(batch, i)
         add_into(out, batch)

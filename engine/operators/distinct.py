@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import heapq
 
+from engine.codegen import build_functions
 from engine.node import Node
-from engine.trace import MASK, SHIFT, ZSetTrace, history_add
+from engine.trace import ZSetTrace
 from engine.zset import EMPTY
 
 
@@ -42,10 +43,9 @@ class DistinctNode(Node):
         if not batch:
             self.out = EMPTY
             return
-        get = self.trace.past.get
         out = {}
-        for row, w in batch.items():
-            old = get(row, 0)
+        # I(e-1) of each row of the batch, looked up in one pass
+        for (row, w), old in zip(batch.items(), self.trace.past_cursor().weights_of(batch)):
             delta = (old + w > 0) - (old > 0)
             if delta:
                 out[row] = delta
@@ -63,6 +63,73 @@ class DistinctNode(Node):
         return "distinct"
 
 
+COMPILED: dict = {}  # (past source, epoch source) -> the generated loops
+
+
+def compile_distinct_trace(past, current) -> dict:
+    """The loops of Distinct Trace, reading the past through the fragments of
+    ``past`` and the current epoch (appending to it in the same pass) through
+    those of ``current`` (:class:`~engine.cursor.RowCursorSource`):
+
+    * ``step(rows, batch, past, cur, i, scheduled, heap)``: the formula of the
+      module docstring for each of ``rows`` (the batch and the rows due at
+      ``i``), scheduling each row with weight in this epoch at its next time;
+    * ``no_past(batch, cur, i)``: the same when no earlier epoch left anything
+      (``w1 = w2 = 0``; e.g. the bulk load), ``[w3 + w > 0] - [w3 > 0]``; also
+      returns whether every row was new to the epoch.
+    """
+    found = COMPILED.get((past, current))
+    if found is not None:
+        return found
+    ind = "            "
+    lines = ["def step(rows, batch, past, cur, i, scheduled, heap):"]
+    lines += past.bind("past", "_p") + current.bind("cur", "_c", "i")
+    lines += ["    bget = batch.get", "    out = {}",
+              "    for row in rows:",
+              "        w = bget(row, 0)",
+              "        if w:  # the trace append, in the same pass as reading w3"]
+    lines += current.accumulate("_c", "row", "w", "i", "w3", ind)
+    lines += [f"{ind}if w3 is None: w3 = 0",
+              "        else:",
+              f"{ind}w3 = {current.weight('_c', 'row')}"]
+    lines += past.split("_p", "row", "i", "found", "w1", "w2", "nxt", "        ")
+    lines += [
+        "        if not found:",
+        "            delta = (w3 + w > 0) - (w3 > 0)",
+        "            if delta: out[row] = delta",
+        "            continue",
+        "        w13 = w1 + w3",
+        "        w12 = w1 + w2",
+        "        delta = ((w12 + w3 + w > 0) - (w13 > 0)) - ((w12 > 0) - (w1 > 0))",
+        "        if delta: out[row] = delta",
+        "        if nxt is not None and w3 + w:",
+        "            waiting = scheduled.get(nxt)",
+        "            if waiting is None:",
+        "                scheduled[nxt] = {row}",
+        "                heappush(heap, nxt)",
+        "            else:",
+        "                waiting.add(row)",
+        "    return out",
+        "def no_past(batch, cur, i):",
+    ]
+    lines += current.bind("cur", "_c", "i")
+    lines += ["    out = {}", "    fresh = True",
+              "    for row, w in batch.items():"]
+    lines += current.accumulate("_c", "row", "w", "i", "w3", "        ")
+    lines += [
+        "        if w3 is None:  # the row had no history in this epoch: now it has",
+        "            if w > 0: out[row] = 1",
+        "            continue",
+        "        fresh = False",
+        "        delta = (w3 + w > 0) - (w3 > 0)",
+        "        if delta: out[row] = delta",
+        "    return out, fresh",
+    ]
+    env = {"heappush": heapq.heappush, **past.names(), **current.names()}
+    found = COMPILED[(past, current)] = build_functions(["step", "no_past"], lines, env)
+    return found
+
+
 class DistinctTraceNode(Node):
     """Distinct Trace (child scope); formula and scheduling in the module docstring."""
 
@@ -71,6 +138,8 @@ class DistinctTraceNode(Node):
     def __init__(self, source: Node, label: str = ""):
         super().__init__([source], label)
         self.trace = ZSetTrace(nested=True)
+        self.functions = compile_distinct_trace(self.trace.past_cursor().source,
+                                                self.trace.epoch_cursor().source)
         self.scheduled: dict = {}
         self.heap: list = []
         # True when no row of ``out`` was in this epoch's trace before: none was
@@ -108,99 +177,13 @@ class DistinctTraceNode(Node):
             return
         trace = self.trace
         self.fresh = False
-        if rows is batch and not trace.past:
-            self.out, self.fresh = self._no_past(batch, trace, i)
-            return
-        cur = trace.cur
-        past_get, cur_get = trace.past.get, cur.get
-        bget = batch.get
-        scheduled, heap = self.scheduled, self.heap
-        unit = (1 << SHIFT) | i
-        out = {}
-        for row in rows:
-            w = bget(row, 0)
-            h = cur_get(row)
-            if h is None:
-                w3 = 0
-            elif type(h) is int:
-                w3 = h >> SHIFT
-            else:
-                w3 = sum(h.values())
-            p = past_get(row)
-            if p is None:
-                delta = (w3 + w > 0) - (w3 > 0)
-                if delta:
-                    out[row] = delta
-            else:
-                w1 = w2 = 0
-                nxt = None
-                if type(p) is int:
-                    j = p & MASK
-                    if j < i:
-                        w1 = p >> SHIFT
-                    elif j == i:
-                        w2 = p >> SHIFT
-                    else:
-                        nxt = j
-                else:
-                    for j, pw in p.items():
-                        if j < i:
-                            w1 += pw
-                        elif j == i:
-                            w2 += pw
-                        elif nxt is None or j < nxt:
-                            nxt = j
-                w13 = w1 + w3
-                w12 = w1 + w2
-                delta = ((w12 + w3 + w > 0) - (w13 > 0)) - ((w12 > 0) - (w1 > 0))
-                if delta:
-                    out[row] = delta
-                if nxt is not None and w3 + w:
-                    waiting = scheduled.get(nxt)
-                    if waiting is None:
-                        scheduled[nxt] = {row}
-                        heapq.heappush(heap, nxt)
-                    else:
-                        waiting.add(row)
-            if w:  # the trace append, in the same pass
-                if h is None:
-                    cur[row] = unit if w == 1 else (w << SHIFT) | i
-                else:
-                    h = history_add(h, i, w)
-                    if h is None:
-                        del cur[row]
-                    else:
-                        cur[row] = h
+        past = trace.past_cursor()
+        if rows is batch and not past:
+            out, self.fresh = self.functions["no_past"](batch, trace.epoch_cursor(), i)
+        else:
+            out = self.functions["step"](rows, batch, past, trace.epoch_cursor(), i,
+                                         self.scheduled, self.heap)
         self.out = out or EMPTY
-
-    @staticmethod
-    def _no_past(batch: dict, trace: ZSetTrace, i: int) -> tuple[dict, bool]:
-        """The formula when no earlier epoch left anything (w1 = w2 = 0; e.g. the
-        bulk load): ``[w3 + w > 0] - [w3 > 0]``; appends the batch to the trace
-        in the same pass. Also returns whether every row was new to the epoch."""
-        cur = trace.cur
-        setdefault = cur.setdefault  # one probe of the (large) trace per row
-        unit = (1 << SHIFT) | i  # an int object made here: no stored history is it
-        out = {}
-        fresh = True
-        for row, w in batch.items():
-            new = unit if w == 1 else (w << SHIFT) | i
-            h = setdefault(row, new)
-            if h is new:  # the row had no history in this epoch: now it has
-                if w > 0:
-                    out[row] = 1
-                continue
-            fresh = False
-            w3 = h >> SHIFT if type(h) is int else sum(h.values())
-            delta = (w3 + w > 0) - (w3 > 0)
-            if delta:
-                out[row] = delta
-            h = history_add(h, i, w)
-            if h is None:
-                del cur[row]
-            else:
-                cur[row] = h
-        return out or EMPTY, fresh
 
     def describe_args(self) -> str:
         return "distinct_trace"

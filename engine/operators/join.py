@@ -36,7 +36,7 @@ from collections.abc import Callable
 from engine.codegen import build_functions, key_expression
 from engine.node import Node
 from engine.operators.linear import emit_lines
-from engine.trace import MASK, SHIFT, Trace
+from engine.trace import DELTA_SOURCE, Trace, delta_cursor
 from engine.zset import EMPTY
 
 
@@ -55,19 +55,56 @@ class TraceNode(Node):
         super().__init__([source], label)
         self.index = index
         self.trace = Trace(nested=nested, index=index)
+        self.columnar: int | None = None  # rows past which the trace goes columnar
+        self.appended = 0   # rows appended, this epoch's included
+        self.committed = 0  # rows appended until the last committed epoch
+
+    def use_columnar(self, threshold: int | None) -> None:
+        """Keep the trace in sorted numpy runs (``engine.columnar``, imported
+        only then) once ``threshold`` rows were appended, if its key and rows
+        allow it."""
+        from engine.columnar import fits
+
+        self.columnar = threshold if threshold is not None and fits(self.index) else None
+        self._maybe_columnar()
+
+    def _maybe_columnar(self) -> None:
+        if (self.columnar is not None and self.appended >= self.columnar
+                and type(self.trace) is Trace):
+            from engine.columnar import ColumnarTrace, Unfit
+
+            try:
+                self.trace = ColumnarTrace.from_trace(self.trace)
+            except Unfit:
+                self.columnar = None
+
+    def _append(self, batch, iteration: int) -> None:
+        self.appended += len(batch)
+        if self.columnar is None:
+            self.trace.append_rows(batch, iteration)
+            return
+        from engine.columnar import Unfit
+
+        try:
+            self.trace.append_rows(batch, iteration)
+        except Unfit:  # rows the columns cannot hold: back to dicts, for good
+            self.columnar = None
+            self.trace = self.trace.to_trace()
+            self.trace.append_rows(batch, iteration)
+        self._maybe_columnar()
 
     def clock_stop(self, scope: int, time: int) -> None:
-        trace = self.trace
         if scope == 1:
-            trace.append_rows(self.inputs[0].out, time)
-        elif trace.nested:
-            trace.commit()
-        else:
-            trace.append_rows(self.inputs[0].out)
-            trace.commit()
+            self._append(self.inputs[0].out, time)
+            return
+        if not self.trace.nested:
+            self._append(self.inputs[0].out, 0)
+        self.trace.commit()
+        self.committed = self.appended
 
     def rollback(self) -> None:
         self.trace.rollback()
+        self.appended = self.committed
 
     def describe_args(self) -> str:
         kind, spec = self.index
@@ -86,85 +123,84 @@ def combine_expression(combine) -> str:
     return "(" + "".join(f"{('lv', 'rv')[side]}[{column}], " for side, column in combine) + ")"
 
 
-def _delta_function(name: str, delta_side: str, store_kind: str, key_index,
+def _delta_function(name: str, delta_side: str, kind: str, source, key_index,
                     stages, env: dict) -> list[str]:
-    """Source of ``name(target, rows, store[, i, future])``: each row of the
-    delta (the ``delta_side`` input) joined with the values of the ``store``
-    (an indexed store of the other side) under the row's key, through
-    ``combine`` and the fused stages, into ``target`` (or ``future(j)``).
+    """Source of ``name(target, rows, cursor[, i, future])``: each row of the
+    delta (the ``delta_side`` input) joined with the values the ``cursor``
+    (a part of the other side's trace, or an indexed delta) holds under the
+    row's key, through ``combine`` and the fused stages, into ``target`` (or
+    ``future(j)``). The cursor is read through ``source``, its fragments.
 
-    ``store_kind``: ``plain`` (value -> weight, all at the current time),
-    ``total`` (value -> history of this epoch: summed, all at the current time),
-    ``timed`` (value -> history of past epochs: a pair's time is ``max(i, j)``).
+    ``kind``: ``plain`` (every entry at the current time: a root trace's past
+    or an indexed delta), ``total`` (this epoch's earlier iterations: summed,
+    all at the current time), ``timed`` (past epochs: a pair's time is
+    ``(e, max(i, j))``, a later iteration ``j`` going to ``future(j)``).
     """
-    timed = store_kind == "timed"
-    args = "target, rows, store, i, future" if timed else "target, rows, store"
+    timed = kind == "timed"
+    args = "target, rows, cursor, i, future" if timed else "target, rows, cursor"
     dv, dw, sv = ("lv", "lw", "rv") if delta_side == "left" else ("rv", "rw", "lv")
     key = key_expression(key_index, dv, env)
     ind = "            "
-    lines = [
-        f"def {name}({args}):",
-        "    get = store.get",
-        "    target_get = target.get",
-        f"    for {dv}, {dw} in rows.items():",
-    ]
+    lines = [f"def {name}({args}):"] + source.bind("cursor", "_c",
+                                                   f"[{key} for {dv} in rows]")
+    lines += ["    target_get = target.get", f"    for {dv}, {dw} in rows.items():"]
     if callable(env["combine"]):  # it receives the key
-        lines += [f"        k = {key}", "        sg = get(k)"]
-    else:
-        lines.append(f"        sg = get({key})")
-    lines.append("        if sg is None: continue")
-    if store_kind == "plain":
-        lines.append(f"        for {sv}, sw in sg.items():")
-        weight = f"{dw} * sw"
-    else:
-        lines.append(f"        for {sv}, _h in sg.items():")
+        lines.append(f"        k = {key}")
+        key = "k"
+    lines += source.seek("_c", key, "sg", "        ")
+    lines.append(f"        {source.values('sg', sv, '_h')}")
     row = f"{ind}row = {combine_expression(env['combine'])}"
-    if store_kind == "plain":
-        lines += [row, f"{ind}w = {weight}"]
+    if kind == "plain":
+        lines += [row, f"{ind}w = {dw} * {source.weight('_h')}"]
         lines += emit_lines(stages, None, "row", "w", "target", env, ind, "target_get")
         return lines
-    if store_kind == "total":
+    if kind == "total":
         lines += [
-            f"{ind}sw = _h >> {SHIFT} if type(_h) is int else sum(_h.values())",
+            f"{ind}sw = {source.weight('_h')}",
             f"{ind}if not sw: continue",
             row,
             f"{ind}w = {dw} * sw",
         ]
         lines += emit_lines(stages, None, "row", "w", "target", env, ind, "target_get")
         return lines
-    lines += [
-        row,
-        f"{ind}if type(_h) is int:",
-        f"{ind}    _j = _h & {MASK}",
-        f"{ind}    w = {dw} * (_h >> {SHIFT})",
-        f"{ind}    _tg = target if _j <= i else future(_j)",
-    ]
-    lines += emit_lines(stages, None, "row", "w", "_tg", env, ind + "    ")
-    lines += [
-        f"{ind}else:",
-        f"{ind}    for _j, _hw in _h.items():",
-        f"{ind}        w = {dw} * _hw",
-        f"{ind}        _tg = target if _j <= i else future(_j)",
-    ]
-    lines += emit_lines(stages, None, "row", "w", "_tg", env, ind + "        ")
+
+    def body(indent: str) -> list[str]:
+        return ([f"{indent}w = {dw} * _hw",
+                 f"{indent}_tg = target if _j <= i else future(_j)"]
+                + emit_lines(stages, None, "row", "w", "_tg", env, indent))
+
+    lines.append(row)
+    lines += source.walk_times("_h", "_j", "_hw", body, ind)
     return lines
 
 
 def compile_join(combine: Callable, stages, left_index, right_index,
-                 nested: bool) -> dict[str, Callable]:
-    """The loops a join needs, compiled with its key specs and fused stages:
-    ``left_<kind>`` iterates a left delta against a right store, ``right_<kind>``
-    a right delta against a left store."""
+                 left_sources: dict, right_sources: dict) -> dict[str, Callable]:
+    """The loops a join needs, compiled with its key specs, fused stages and
+    the sources of the cursors it reads: ``left_<kind>`` iterates a left delta
+    against a cursor of the right side (read with ``left_sources[kind]``),
+    ``right_<kind>`` a right delta against the left side. Kinds: ``delta``
+    (an indexed delta, read as ``plain``), ``plain``, ``total``, ``timed``."""
     env: dict = {"combine": combine}
     lines: list[str] = []
-    kinds = ("plain", "total", "timed") if nested else ("plain",)
     names = []
-    for side, index in (("left", left_index), ("right", right_index)):
-        for kind in kinds:
+    for side, index, sources in (("left", left_index, left_sources),
+                                 ("right", right_index, right_sources)):
+        for kind, source in sources.items():
             name = f"{side}_{kind}"
             names.append(name)
-            lines += _delta_function(name, side, kind, index, stages, env)
+            env.update(source.names())
+            lines += _delta_function(name, side, "plain" if kind == "delta" else kind,
+                                     source, index, stages, env)
     return build_functions(names, lines, env)
+
+
+def read_sources(trace: Trace, nested: bool) -> dict:
+    """kind -> the source of the cursor a join reads for it, of ``trace``."""
+    if nested:
+        return {"delta": DELTA_SOURCE, "total": trace.epoch_cursor().source,
+                "timed": trace.past_cursor().source}
+    return {"delta": DELTA_SOURCE, "plain": trace.past_cursor().source}
 
 
 class JoinNode(Node):
@@ -185,6 +221,7 @@ class JoinNode(Node):
         self.combine = combine
         self.stages: list = []
         self.functions: dict = {}
+        self.compiled_for: tuple = ()
 
     @property
     def left_trace(self) -> Trace:
@@ -199,25 +236,35 @@ class JoinNode(Node):
         self.stages += consumer.stages
 
     def prepare(self) -> None:
-        self.functions = compile_join(self.combine, self.stages, self.reads[0].index,
-                                      self.reads[1].index,
-                                      nested=self.circuit is not None and self.circuit.nested)
+        """Compile the loops for the kinds of the traces read (again when a
+        trace changes kind, e.g. goes columnar)."""
+        nested = self.circuit is not None and self.circuit.nested
+        left, right = self.left_trace, self.right_trace
+        self.compiled_for = (type(left), type(right))
+        self.functions = compile_join(
+            self.combine, self.stages, self.reads[0].index, self.reads[1].index,
+            read_sources(right, nested), read_sources(left, nested))
 
     def join_spilled(self, out: dict, a: dict, b: dict, i: int) -> None:
         """``a ⋈ B_spark + A_spark ⋈ b``: the parts of the traces moved to Spark
         (``engine.spark.spill``), looked up for the keys of the other side's
-        difference and paired by the same loops as the in-memory parts. Called
+        difference and paired by the same loops as the in-memory parts (the
+        matches come as a trace in memory, read through its cursors). Called
         before those are read: a lookup may first move them to Spark."""
         fns, nested = self.functions, "left_timed" in self.functions
         for side, delta, own, other in (("left", a, self.left_trace, self.right_trace),
                                          ("right", b, self.right_trace, self.left_trace)):
             if not delta or not hasattr(other, "spilled_matches"):
                 continue
-            cur, past = other.spilled_matches(own.index_rows(delta).keys())
+            matches = other.spilled_matches(own.index_rows(delta).keys())
+            if matches is None:
+                continue
+            past = matches.past_cursor()
             if not nested:
                 if past:
                     fns[f"{side}_plain"](out, delta, past)
                 continue
+            cur = matches.epoch_cursor()
             if cur:
                 fns[f"{side}_total"](out, delta, cur)
             if past:
@@ -226,27 +273,29 @@ class JoinNode(Node):
     def both_deltas(self, out: dict, a: dict, b: dict) -> None:
         """``a ⋈ b``: the smaller delta is indexed on the fly, the other iterated."""
         if len(a) >= len(b):
-            self.functions["left_plain"](out, a, self.right_trace.index_rows(b))
+            self.functions["left_delta"](out, a, delta_cursor(self.right_trace.index_rows(b)))
         else:
-            self.functions["right_plain"](out, b, self.left_trace.index_rows(a))
+            self.functions["right_delta"](out, b, delta_cursor(self.left_trace.index_rows(a)))
 
     def evaluate(self, i: int) -> None:
         a, b = self.inputs[0].out, self.inputs[1].out
         if not a and not b:
             self.out = EMPTY
             return
+        if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
+            self.prepare()
         fns = self.functions
         out: dict = {}
         if self.spilled:
             self.join_spilled(out, a, b, 0)
         if a:
-            past = self.right_trace.past
+            past = self.right_trace.past_cursor()
             if past:
                 fns["left_plain"](out, a, past)
             if b:
                 self.both_deltas(out, a, b)
         if b:
-            past = self.left_trace.past
+            past = self.left_trace.past_cursor()
             if past:
                 fns["right_plain"](out, b, past)
         self.out = out or EMPTY
@@ -303,21 +352,27 @@ class NestedJoinNode(JoinNode):
             return
         if out is None:
             out = {}
+        if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
+            self.prepare()
         if self.spilled:
             self.join_spilled(out, a, b, i)
         fns = self.functions
         bucket = self.bucket
         left, right = self.left_trace, self.right_trace
         if a:
-            if right.cur:
-                fns["left_total"](out, a, right.cur)
-            if right.past:
-                fns["left_timed"](out, a, right.past, i, bucket)
+            cursor = right.epoch_cursor()
+            if cursor:
+                fns["left_total"](out, a, cursor)
+            cursor = right.past_cursor()
+            if cursor:
+                fns["left_timed"](out, a, cursor, i, bucket)
             if b:
                 self.both_deltas(out, a, b)
         if b:
-            if left.cur:
-                fns["right_total"](out, b, left.cur)
-            if left.past:
-                fns["right_timed"](out, b, left.past, i, bucket)
+            cursor = left.epoch_cursor()
+            if cursor:
+                fns["right_total"](out, b, cursor)
+            cursor = left.past_cursor()
+            if cursor:
+                fns["right_timed"](out, b, cursor, i, bucket)
         self.out = out or EMPTY

@@ -28,9 +28,11 @@ Joins. The join is bilinear, so against a trace ``B = B_memory + B_spark``::
 ``a ⋈ B_spark`` ships the distinct keys of the (small) difference ``a`` to
 Spark (a filter on the key columns for up to ``IN_LIMIT`` keys, a broadcast
 table in a left-semi join beyond); Spark finds the matching entries, which come
-back through Arrow (``toArrow``) grouped like the in-memory stores (``cur``:
-this epoch's entries; ``past``: earlier epochs', by iteration). The join pairs
-them with ``a`` in its own generated loops
+back through Arrow (``toArrow``) as a small in-memory
+:class:`~engine.trace.Trace` (this epoch's entries its current epoch, earlier
+epochs' its past, by iteration), which the join reads through the same cursors
+(``engine.cursor``) as its in-memory traces and pairs with ``a`` in its own
+generated loops
 (:meth:`engine.operators.join.JoinNode.join_spilled`), so times (least upper
 bound in the product order, later iterations buffered) and weights (products)
 follow exactly the in-memory rules. Shipping the matches rather than the pairs
@@ -62,7 +64,7 @@ from __future__ import annotations
 from engine.errors import EngineError, SparkUnavailableError
 from engine.operators.join import JoinNode, TraceNode
 from engine.spark.session import INSTALL_HINT, _require_java, get_session, import_pyspark
-from engine.trace import Trace, history_items
+from engine.trace import Trace
 
 EPOCH, ITERATION, WEIGHT = "epoch", "iteration", "weight"
 
@@ -95,10 +97,10 @@ def check_spilling(threshold) -> int:
 
 def spill_traces(nodes, threshold: int, session=None) -> int:
     """Make every trace among ``nodes`` that only joins read a
-    :class:`SpillingTrace` with ``threshold``; returns how many. Traces read by
-    other operators (aggregates read their groups from ``past`` directly) stay
-    in memory. ``session``: the SparkSession (default: :func:`get_session`'s,
-    made when a trace first spills)."""
+    :class:`SpillingTrace` with ``threshold``; returns how many. ``session``:
+    the SparkSession (default: :func:`get_session`'s, made when a trace first
+    spills). Traces aggregates read (whole groups per changed key) stay in
+    memory."""
     readers: dict[int, list] = {}
     for node in nodes:
         for read in node.reads:
@@ -150,9 +152,8 @@ class SpillingTrace(Trace):
                    label: str = "") -> SpillingTrace:
         """A spilling trace holding ``trace``'s entries."""
         new = cls(trace.nested, trace.index, threshold, session, label)
-        new.past, new.cur, new.staged = trace.past, trace.cur, list(trace.staged)
-        new.epoch = trace.epoch
-        new.unspilled = sum(1 for _ in trace.entries())
+        new.adopt(trace)
+        new.unspilled = sum(1 for _ in new.entries())
         return new
 
     # -- writing --------------------------------------------------------------
@@ -175,12 +176,12 @@ class SpillingTrace(Trace):
             self.part.committed()
 
     def rollback(self) -> None:
-        """Forget the current epoch: the base class drops ``cur`` and
-        ``staged``, Spark the rows with ``epoch == self.epoch``."""
+        """Forget the current epoch: the base class drops its own, Spark the
+        rows with ``epoch == self.epoch``."""
         super().rollback()
         if self.part is not None:
             self.part.rollback(self.epoch)
-        self.unspilled = sum(len(group) for group in self.past.values())
+        self.unspilled = sum(1 for _ in self.past_cursor().entries())
 
     def spill_if_large(self) -> None:
         """Move the in-memory entries to Spark when they pass the threshold;
@@ -193,37 +194,28 @@ class SpillingTrace(Trace):
     def spill(self) -> None:
         """Move every in-memory entry (not the root's staged batch of the
         current epoch) to Spark, with its time."""
-        last, entries = self.epoch - 1, []
-        add = entries.append
-        for key, group in self.past.items():
-            for value, history in group.items():
-                if self.nested:
-                    for iteration, weight in history_items(history):
-                        add((key, value, last, iteration, weight))
-                else:
-                    add((key, value, last, 0, history))
-        for key, group in self.cur.items():
-            for value, history in group.items():
-                for iteration, weight in history_items(history):
-                    add((key, value, self.epoch, iteration, weight))
+        nested = self.nested
+        entries = [(key, value, time[0], time[1] if nested else 0, weight)
+                   for cursor in (self.past_cursor(), self.epoch_cursor())
+                   for key, value, time, weight in cursor.entries()]
         if entries:
             if self.part is None:
                 self.part = SparkPart(self.session or get_session(), self.index,
                                       self.nested, self.threshold, self.label)
             self.part.append(entries)
-        self.past, self.cur = {}, {}
+        self.drop_entries()
         self.unspilled = 0
 
     # -- reading --------------------------------------------------------------
 
-    def spilled_matches(self, keys) -> tuple[dict | None, dict | None]:
-        """The Spark part's entries under ``keys``, as ``(cur, past)`` stores
-        shaped like the in-memory ones (``None`` when empty). Spills and
-        compacts first when due, so a join calling this *before* it reads
-        the in-memory part sees every entry exactly once."""
+    def spilled_matches(self, keys) -> Trace | None:
+        """The Spark part's entries under ``keys``, as a trace in memory at this
+        trace's epoch (``None`` when there are none). Spills and compacts
+        first when due, so a join calling this *before* it reads the
+        in-memory part sees every entry exactly once."""
         self.spill_if_large()
         if self.part is None or not keys:
-            return None, None
+            return None
         return self.part.lookup(keys, self.epoch)
 
     def _spilled_entries(self) -> list:
@@ -245,16 +237,14 @@ class SpillingTrace(Trace):
         return iter(sorted((k, v, t, w) for (k, v, t), w in totals.items() if w))
 
     def collection(self, key) -> dict:
-        stores = self.spilled_matches([key])   # first: it may spill the memory part
+        matches = self.spilled_matches([key])   # first: it may spill the memory part
         out = super().collection(key)
-        for store in stores:
-            for value, history in ((store or {}).get(key) or {}).items():
-                total = out.get(value, 0) + (
-                    sum(history.values()) if isinstance(history, dict) else history)
-                if total:
-                    out[value] = total
-                else:
-                    out.pop(value, None)
+        for value, weight in (matches.collection(key) if matches else {}).items():
+            total = out.get(value, 0) + weight
+            if total:
+                out[value] = total
+            else:
+                out.pop(value, None)
         return out
 
     def size(self) -> int:
@@ -429,10 +419,10 @@ class SparkPart:
     # -- reading ------------------------------------------------------------
 
     @_translated
-    def lookup(self, keys, epoch: int) -> tuple[dict | None, dict | None]:
-        """The entries under ``keys``: ``(cur, past)`` stores, key -> value ->
-        {iteration: weight} (a child's trace) or key -> value -> weight (the
-        root's, ``cur`` then always ``None``).
+    def lookup(self, keys, epoch: int) -> Trace | None:
+        """The entries under ``keys``, as a trace in memory at ``epoch``
+        (entries of ``epoch`` its current epoch, earlier ones its past), or
+        ``None`` when there are none.
 
         A few keys become a filter on each key column (one Spark stage; rows
         of a multi-column key that only match column by column are dropped
@@ -442,13 +432,13 @@ class SparkPart:
 
         frame = self.frame()
         if frame is None:
-            return None, None
+            return None
         names = self.key_names
         wanted = None
         if names:
             wanted = self._wanted(keys, names)
             if not wanted:
-                return None, None
+                return None
             columns = sorted(set(names))
             if len(wanted) <= IN_LIMIT:
                 for name in columns:
@@ -461,7 +451,7 @@ class SparkPart:
                                   self.label) for n in columns], names=columns)
                 frame = frame.join(F.broadcast(self.session.createDataFrame(table)),
                                    on=columns, how="left_semi")
-        return self._stores(frame.toArrow(), epoch, wanted)
+        return self._matches(frame.toArrow(), epoch, wanted)
 
     def _wanted(self, keys, names) -> set:
         """The keys as tuples (a column used twice by the key keeps the keys
@@ -490,19 +480,12 @@ class SparkPart:
         for n, value in enumerate(values):
             yield key_of(value, stored[n]), value, epochs[n], iterations[n], weights[n]
 
-    def _stores(self, table, epoch: int, wanted):
-        cur: dict = {}
-        past: dict = {}
-        for key, value, at, iteration, weight in self._rows(table):
-            if wanted is not None and (key if self.key_is_tuple else (key,)) not in wanted:
-                continue
-            if not self.nested:
-                group = past.setdefault(key, {})
-                group[value] = group.get(value, 0) + weight
-                continue
-            history = (cur if at == epoch else past).setdefault(key, {}).setdefault(value, {})
-            history[iteration] = history.get(iteration, 0) + weight
-        return _pruned(cur), _pruned(past)
+    def _matches(self, table, epoch: int, wanted) -> Trace | None:
+        entries = [entry for entry in self._rows(table)
+                   if wanted is None
+                   or (entry[0] if self.key_is_tuple else (entry[0],)) in wanted]
+        return (Trace.from_entries(self.nested, self.index, epoch, entries)
+                if entries else None)
 
     @_translated
     def entries(self) -> list:
@@ -518,21 +501,6 @@ def _latest_epoch(table) -> int:
 
     latest = pc.max(table.column(EPOCH)).as_py()
     return -1 if latest is None else latest
-
-
-def _pruned(store: dict) -> dict | None:
-    """``store`` without zero weights and empty groups; ``None`` when empty."""
-    out = {}
-    for key, group in store.items():
-        kept = {}
-        for value, weight in group.items():
-            if isinstance(weight, dict):
-                weight = {i: w for i, w in weight.items() if w}
-            if weight:
-                kept[value] = weight
-        if kept:
-            out[key] = kept
-    return out or None
 
 
 def _arrow_type(pa, sample, label: str):

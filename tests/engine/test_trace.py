@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.columnar import ColumnarTrace
 from engine.time import Timestamp, leq, lub
 from engine.trace import Trace, ZSetTrace, encode, history_add, history_items, history_total
 
@@ -90,3 +92,77 @@ def test_product_order():
     assert leq((0, 1), (1, 1)) and not leq((0, 2), (1, 1)) and not leq((1, 1), (0, 2))
     assert lub((0, 2), (1, 1)) == (1, 2)
     assert Timestamp((2, 5)).epoch == 2 and Timestamp((2, 5)).iteration == 5
+
+
+def naive_parts(entries: dict, epoch: int):
+    """{part: {key: {value: {iteration: weight}}}} of a trace at ``epoch`` from its
+    committed entries ``{(key, value, epoch, iteration): weight}``."""
+    parts: dict = {"past": {}, "epoch": {}}
+    for (key, value, at, iteration), weight in entries.items():
+        part = parts["past" if at < epoch else "epoch"]
+        history = part.setdefault(key, {}).setdefault(value, {})
+        history[iteration] = history.get(iteration, 0) + weight
+    return parts
+
+
+@pytest.mark.parametrize("kind", [Trace, ColumnarTrace])
+@settings(max_examples=150, deadline=None)
+@given(epochs, st.integers(0, 4))
+def test_cursors_answer_the_operators_questions(kind, history, i):
+    """Every cursor question (seek, seek_many, values, times, weight, weight
+    until, split, entries) against the entries recomputed from what was
+    appended, for each trace implementation."""
+    trace = kind(nested=True, index=("cols", (0,)))
+    rows = ZSetTrace(nested=True)
+    entries: dict = {}
+    for number, epoch in enumerate(history):
+        for iteration, batch in epoch:
+            trace.append_rows(batch, iteration)
+            rows.append(batch, iteration)
+            for row, w in batch.items():
+                at = ((row[0],), row, number, iteration)
+                entries[at] = entries.get(at, 0) + w
+        entries = {at: w for at, w in entries.items() if w}
+        if number < len(history) - 1:  # the last epoch stays open: its appends are `epoch`
+            trace.commit()
+            rows.commit()
+    now = trace.epoch
+    parts = naive_parts(entries, now)
+    for name, cursor, row_cursor in (("past", trace.past_cursor(), rows.past_cursor()),
+                                     ("epoch", trace.epoch_cursor(), rows.epoch_cursor())):
+        part = {k: {v: {j: w for j, w in h.items() if w} for v, h in g.items()}
+                for k, g in parts[name].items()}
+        part = {k: {v: h for v, h in g.items() if h} for k, g in part.items()}
+        part = {k: g for k, g in part.items() if g}
+        reported = now - 1 if name == "past" else now
+        assert bool(part) == bool(row_cursor)
+        assert bool(cursor) or not part  # a columnar part may hold entries that cancel
+        assert sorted(cursor.keys()) == sorted(part)
+        wanted = [(0,), (9,), (2,), (0,)]
+        assert list(cursor.seek_many(wanted)) == sorted({k for k in wanted if k in part})
+        assert sorted((k, v, t, w) for k, v, t, w in cursor.entries()) == sorted(
+            (k, v, (reported, j), w) for k, g in part.items() for v, h in g.items()
+            for j, w in h.items())
+        for key in {(k,) for k in range(5)}:
+            assert cursor.seek(key) == (key in part)
+            group = part.get(key, {})
+            if key in part:
+                assert sorted(cursor.values()) == sorted(group)
+            for value, h in group.items():
+                assert cursor.times(value) == [((reported, j), w) for j, w in sorted(h.items())]
+                assert cursor.weight(value) == sum(h.values())
+                assert cursor.weight(value, until=i) == sum(w for j, w in h.items() if j <= i)
+                later = [j for j, w in h.items() if j > i]
+                assert cursor.split(value, i) == (
+                    sum(w for j, w in h.items() if j < i), h.get(i, 0),
+                    min(later) if later else None)
+                # the row trace holds the same histories, without the key level
+                assert row_cursor.times(value) == cursor.times(value)
+                assert row_cursor.split(value, i) == cursor.split(value, i)
+                assert row_cursor.weight(value, until=i) == cursor.weight(value, until=i)
+            assert cursor.weights() == {v: sum(h.values()) for v, h in group.items()
+                                        if sum(h.values())}
+        assert sorted(row_cursor.rows()) == sorted(v for g in part.values() for v in g)
+        everything = sorted(v for g in part.values() for v in g) + [(9, 9)]
+        assert row_cursor.weights_of(everything) == [
+            sum(part.get((v[0],), {}).get(v, {}).values()) for v in everything]

@@ -8,6 +8,7 @@ against ``integrate -> distinct -> differentiate``).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +19,7 @@ from engine.operators.delay import DelayNode, IntegrateNode
 from engine.operators.distinct import DistinctNode, DistinctTraceNode
 from engine.operators.join import JoinNode, NestedJoinNode, TraceNode
 from engine.operators.linear import LinearNode
-from engine.trace import Trace, merge_histories
-from engine.zset import add_into
+from engine.trace import Trace
 from tests.engine.harness import Holder, grid, integral, place, run_nested, run_root
 from tests.engine.spec import aggregate, distinct, index_with, join_stream
 
@@ -52,23 +52,31 @@ naive_distinct = distinct
 KEY = ("cols", (0,))
 
 
-def join_nodes(nested: bool, self_join: bool = False):
+# Each trace implementation: dicts (None), columnar from the first row (0), and
+# columnar from the third row appended (the change of kind mid-way).
+TRACES = pytest.mark.parametrize("columnar", [None, 0, 3], ids=["dict", "columnar", "switch"])
+
+
+def join_nodes(nested: bool, self_join: bool = False, columnar: int | None = None):
     left, right = Holder(), Holder()
     if self_join:
         right = left
     left_trace = TraceNode(left, KEY, nested)
     right_trace = left_trace if self_join else TraceNode(right, KEY, nested)
+    for trace in (left_trace, right_trace):
+        trace.use_columnar(columnar)
     cls = NestedJoinNode if nested else JoinNode
     join = cls(left, right, left_trace, right_trace, combine)
     nodes = [left_trace] + ([] if self_join else [right_trace]) + [join]
     return left, right, join, nodes
 
 
+@TRACES
 @settings(max_examples=150, deadline=None)
 @given(nested_series, nested_series)
 @example({(1, 0): {(0, 0): 1}}, {(0, 2): {(0, 1): 1}})  # old entry at a later iteration
-def test_nested_join(a, b):
-    left, right, join, nodes = join_nodes(nested=True)
+def test_nested_join(columnar, a, b):
+    left, right, join, nodes = join_nodes(nested=True, columnar=columnar)
     place(nodes, nested=True)
     out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes,
                      join, EPOCHS)
@@ -76,10 +84,11 @@ def test_nested_join(a, b):
         assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
 
 
+@TRACES
 @settings(max_examples=100, deadline=None)
 @given(nested_series)
-def test_nested_self_join(a):
-    left, _, join, nodes = join_nodes(nested=True, self_join=True)
+def test_nested_self_join(columnar, a):
+    left, _, join, nodes = join_nodes(nested=True, self_join=True, columnar=columnar)
     place(nodes, nested=True)
     out = run_nested({"a": left}, {"a": a}, nodes, join, EPOCHS)
     for t in grid(EPOCHS, ITERATIONS):
@@ -104,10 +113,11 @@ def naive_fused(joined: dict) -> dict:
     return {r: w for r, w in out.items() if w}
 
 
+@TRACES
 @settings(max_examples=100, deadline=None)
 @given(nested_series, nested_series)
-def test_nested_join_with_fused_stages(a, b):
-    left, right, join, nodes = join_nodes(nested=True)
+def test_nested_join_with_fused_stages(columnar, a, b):
+    left, right, join, nodes = join_nodes(nested=True, columnar=columnar)
     join.absorb(LinearNode(join, fused_stages()))
     place(nodes, nested=True)
     out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes,
@@ -117,10 +127,11 @@ def test_nested_join_with_fused_stages(a, b):
         assert integral(out, t) == expected, t
 
 
+@TRACES
 @settings(max_examples=100, deadline=None)
 @given(root_series, root_series)
-def test_root_join(a, b):
-    left, right, join, nodes = join_nodes(nested=False)
+def test_root_join(columnar, a, b):
+    left, right, join, nodes = join_nodes(nested=False, columnar=columnar)
     place(nodes, nested=False)
     out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes,
                    join, 5)
@@ -154,11 +165,13 @@ def test_distinct_incremental(a):
 AGGREGATES = [count, sum_of(1), min_of(1), max_of(1), mean_of(1)]
 
 
+@TRACES
 @settings(max_examples=100, deadline=None)
 @given(root_series, st.sampled_from(AGGREGATES))
-def test_aggregate(a, fn):
+def test_aggregate(columnar, a, fn):
     holder = Holder()
     trace = TraceNode(holder, KEY, nested=False)
+    trace.use_columnar(columnar)
     node = AggregateNode(holder, trace, fn)
     place([trace, node], nested=False)
     out = run_root({"a": holder}, {"a": a}, [trace, node], node, 5)
@@ -239,36 +252,28 @@ def test_antijoin_and_semijoin(epochs):
 
 class OutsideTrace(Trace):
     """A trace that moves its entries 'outside' whenever a join fetches matches,
-    like ``engine.spark.spill.SpillingTrace`` does with Spark."""
+    like ``engine.spark.spill.SpillingTrace`` does with Spark; the matches come
+    back as a trace in memory, read through its cursors."""
 
-    __slots__ = ("outside_past", "outside_cur")
+    __slots__ = ("outside",)
 
     def __init__(self, nested, index):
         super().__init__(nested=nested, index=index)
-        self.outside_past: dict = {}
-        self.outside_cur: dict = {}
+        self.outside: list = []  # (key, value, epoch, iteration, weight)
 
     def spilled_matches(self, keys):
-        for store, outside in ((self.past, self.outside_past), (self.cur, self.outside_cur)):
-            for key, group in store.items():
-                if self.nested:
-                    merge_histories(outside.setdefault(key, {}), group)
-                else:
-                    add_into(outside.setdefault(key, {}), group)
-        self.past, self.cur = {}, {}
-        cur = {k: self.outside_cur[k] for k in keys if self.outside_cur.get(k)}
-        past = {k: self.outside_past[k] for k in keys if self.outside_past.get(k)}
-        return cur or None, past or None
-
-    def commit(self):
-        super().commit()
-        for key, group in self.outside_cur.items():
-            merge_histories(self.outside_past.setdefault(key, {}), group)
-        self.outside_cur = {}
+        for cursor in (self.past_cursor(), self.epoch_cursor()):
+            for key, value, time, weight in cursor.entries():
+                self.outside.append((key, value, time[0], time[-1] if self.nested else 0,
+                                     weight))
+        self.drop_entries()
+        wanted = set(keys)
+        found = [entry for entry in self.outside if entry[0] in wanted]
+        return Trace.from_entries(self.nested, self.index, self.epoch, found) if found else None
 
     def rollback(self):
         super().rollback()
-        self.outside_cur = {}
+        self.outside = [entry for entry in self.outside if entry[2] < self.epoch]
 
 
 @settings(max_examples=100, deadline=None)
@@ -289,4 +294,23 @@ def test_join_against_traces_kept_outside_memory(a, b, nested):
         out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
         times = range(EPOCHS)
     for t in times:
+        assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
+
+
+mixed_rows = st.tuples(st.integers(0, 2),
+                       st.one_of(st.integers(0, 3), st.sampled_from(["x", 2.5])))
+mixed_series = st.dictionaries(st.tuples(st.integers(0, EPOCHS - 1),
+                                         st.integers(0, ITERATIONS - 2)),
+                               st.dictionaries(mixed_rows, weights, max_size=4), max_size=7)
+
+
+@settings(max_examples=100, deadline=None)
+@given(mixed_series, mixed_series, st.sampled_from([0, 3]))
+def test_columnar_traces_go_back_to_dicts_for_rows_they_cannot_hold(a, b, columnar):
+    """A string or a float in a columnar trace's rows turns it back into a dict
+    trace, with every entry, between two appends."""
+    left, right, join, nodes = join_nodes(nested=True, columnar=columnar)
+    place(nodes, nested=True)
+    out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
+    for t in grid(EPOCHS, ITERATIONS):
         assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
