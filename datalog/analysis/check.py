@@ -6,8 +6,8 @@ of :data:`CHECKS` on the program and returns all errors and warnings, sorted by
 place; nothing stops at the first error. The passes, in order, each
 ``(module, context) -> diagnostics`` in a module of its own:
 
-- :func:`~datalog.analysis.types.check_types`: duplicate, unknown, cyclic and
-  mixed types;
+- :func:`~datalog.analysis.checks.types.check_types`: duplicate, unknown, cyclic
+  and mixed types;
 - :func:`~datalog.analysis.checks.declarations.check_declarations`: duplicate
   relations, unknown attribute types, ``eqrel`` and storage qualifiers,
   ``.plan`` (a warning), relations with no facts, rules or input (a warning);
@@ -37,12 +37,10 @@ from datalog.analysis.checks.clauses import check_clauses
 from datalog.analysis.checks.declarations import check_declarations
 from datalog.analysis.checks.io_directives import check_io_directives
 from datalog.analysis.checks.range import check_range_restriction
+from datalog.analysis.checks.types import check_types
 from datalog.analysis.context import Context
 from datalog.analysis.typecheck import check_clause_types
-from datalog.analysis.types import (  # relation_types is part of this module's API
-    check_types,
-    relation_types,
-)
+from datalog.analysis.types import relation_types  # part of this module's API
 from datalog.errors import Diagnostic
 from datalog.syntax.ast import Module
 

@@ -11,7 +11,8 @@ A program's types are the four primitive types (``number``, ``unsigned``,
   members must have the same primitive type.
 
 :class:`TypeTable` resolves every type to its primitive type and answers subtype
-questions; :func:`check_types` reports bad type declarations;
+questions; :func:`datalog.analysis.checks.types.check_types` reports bad type
+declarations;
 :func:`relation_types` gives each relation's column types as primitives.
 
 >>> from datalog.syntax.parser import parse
@@ -26,18 +27,14 @@ questions; :func:`check_types` reports bad type declarations;
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from datalog.errors import CheckError, Diagnostic, did_you_mean
 from datalog.syntax.ast import PRIMITIVE_TYPES, Module, Span, TypeDecl
 
-if TYPE_CHECKING:  # the context holds a TypeTable
-    from datalog.analysis.context import Context
-
 
 class TypeTable:
     """The user types of a program, resolved. Unknown or cyclic types resolve to
-    ``None`` (:func:`check_types` reports them)."""
+    ``None`` (:func:`~datalog.analysis.checks.types.check_types` reports them)."""
 
     def __init__(self, program: Module):
         self.decls: dict[str, TypeDecl] = {}
@@ -150,61 +147,6 @@ def word_span(sources: dict[str, str], span: Span | None, word: str) -> Span | N
         if m is not None:
             return Span(span.path, number, m.start() + 1, number, m.end() + 1)
     return span
-
-
-def check_types(program: Module, context: Context) -> list[Diagnostic]:
-    """Duplicate, unknown, cyclic and mixed type declarations (a check of
-    :mod:`datalog.analysis.check`; ``context.table`` is the module's
-    :class:`TypeTable`)."""
-    table = context.table
-    out: list[Diagnostic] = []
-    sources = dict(program.sources)
-    first: dict[str, TypeDecl] = {}
-    for decl in program.types:
-        if decl.name in PRIMITIVE_TYPES:
-            out.append(Diagnostic("error", f"`{decl.name}` is a built-in type", decl.span,
-                                  hint="choose another name"))
-            continue
-        if decl.name in first:
-            out.append(Diagnostic("error", f"type `{decl.name}` is declared twice", decl.span,
-                                  hint=f"first declared at {first[decl.name].span}"))
-            continue
-        first[decl.name] = decl
-        for base in decl.bases:
-            if not table.known(base):
-                hint = did_you_mean(base, table.names())
-                out.append(Diagnostic("error", f"unknown type `{base}`",
-                                      word_span(sources, decl.span, base), hint=hint))
-        if not all(table.known(b) for b in decl.bases):
-            continue
-        if decl.name in decl.bases or _cyclic(decl.name, table):
-            out.append(Diagnostic("error", f"type `{decl.name}` is defined in terms of itself",
-                                  decl.span))
-            continue
-        if decl.kind == "union" and table.primitive(decl.name) is None:
-            prims = sorted({str(table.primitive(b)) for b in decl.bases})
-            out.append(Diagnostic("error", f"union `{decl.name}` mixes types of different "
-                                  f"kinds ({', '.join(prims)})", decl.span,
-                                  hint="all members of a union must be numbers, or all "
-                                       "symbols, ..."))
-    return out
-
-
-def _cyclic(name: str, table: TypeTable) -> bool:
-    seen = set()
-    todo = [name]
-    while todo:
-        t = todo.pop()
-        decl = table.decls.get(t)
-        if decl is None:
-            continue
-        for base in decl.bases:
-            if base == name:
-                return True
-            if base not in seen:
-                seen.add(base)
-                todo.append(base)
-    return False
 
 
 def relation_types(program: Module) -> dict[str, tuple[str, ...]]:

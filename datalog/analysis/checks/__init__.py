@@ -1,9 +1,10 @@
 """The checks, one per module: each a pure function ``(module, context) ->
 diagnostics`` over a parsed :class:`~datalog.syntax.ast.Module` and its
 :class:`~datalog.analysis.context.Context`; :data:`datalog.analysis.check.CHECKS`
-lists them in the order they run (with the type checks of
-:mod:`~datalog.analysis.types` and :mod:`~datalog.analysis.typecheck`).
+lists them in the order they run (with the type checker of clauses,
+:mod:`~datalog.analysis.typecheck`).
 
+- :mod:`~datalog.analysis.checks.types`: ``.type`` declarations;
 - :mod:`~datalog.analysis.checks.declarations`: ``.decl`` (and ``.plan``);
 - :mod:`~datalog.analysis.checks.io_directives`: ``.input``, ``.output``,
   ``.printsize`` against :mod:`datalog.dialect.io`;
