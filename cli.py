@@ -39,6 +39,32 @@ def main() -> None:
     """An incremental Datalog engine for the Soufflé dialect."""
 
 
+def _macros(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
+    """The words of every ``-M`` value: ``NAME=VALUE`` or ``NAME`` (then ``1``, as
+    the C preprocessor's ``-D NAME``)."""
+    import re
+
+    macros = {}
+    for word in " ".join(values).split():
+        name, _, value = word.partition("=")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise click.BadParameter(f"`{word}` is not NAME or NAME=VALUE", ctx, param)
+        macros[name] = value if "=" in word else "1"
+    return macros
+
+
+def _preprocessor(command):
+    """The preprocessor's options, Soufflé's ``-M`` and ``-I``."""
+    command = click.option("-I", "--include-dir", "include_dirs", multiple=True,
+                           type=click.Path(exists=True, file_okay=False), metavar="DIR",
+                           help="Look for #include files in DIR after the including "
+                                "file's folder (repeatable).")(command)
+    return click.option("-M", "--macro", "macros", multiple=True, callback=_macros,
+                        metavar='"NAME[=VALUE] ..."',
+                        help="Define macros for the preprocessor (NAME alone is 1; "
+                             "repeatable).")(command)
+
+
 def fail(error) -> NoReturn:
     """Print a DatalogError's text on standard error and exit 1."""
     click.echo(str(error), err=True)
@@ -52,7 +78,9 @@ def fail(error) -> NoReturn:
               help="Read the .input relations from DIR/<relation>.facts.")
 @click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
               help="Move join traces larger than N rows to Spark.")
-def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None) -> None:
+@_preprocessor
+def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
+         macros: dict[str, str], include_dirs: tuple[str, ...]) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
     Reads statements from a terminal (with history and completion) or from
@@ -62,14 +90,18 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None)
     from datalog.repl import run
 
     options = {} if spill_threshold is None else {"spill_threshold": spill_threshold}
-    sys.exit(run(program, fact_dir, session_options=options))
+    sys.exit(run(program, fact_dir, session_options=options,
+                 program_options={"macros": macros, "include_dirs": include_dirs}))
 
 
 @main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="How to print the diagnostics.")
-def check(program: str, fmt: str) -> None:
+@click.option("-w", "--no-warn", is_flag=True, help="Do not report warnings.")
+@_preprocessor
+def check(program: str, fmt: str, no_warn: bool, macros: dict[str, str],
+          include_dirs: tuple[str, ...]) -> None:
     """Check PROGRAM: syntax, declarations, types, range restriction, strata.
 
     Prints every error and warning (with `--format json`, one JSON object for
@@ -79,7 +111,9 @@ def check(program: str, fmt: str) -> None:
 
     from datalog.api import diagnose_file
 
-    diagnostics, sources = diagnose_file(program)
+    diagnostics, sources = diagnose_file(program, macros=macros, include_dirs=include_dirs)
+    if no_warn:
+        diagnostics = [d for d in diagnostics if d.severity == "error"]
     n_errors = sum(d.severity == "error" for d in diagnostics)
     n_warnings = len(diagnostics) - n_errors
     if fmt == "json":
@@ -99,7 +133,9 @@ def check(program: str, fmt: str) -> None:
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--circuit", is_flag=True,
               help="Print the compiled circuit instead (child circuits as clusters).")
-def graph(program: str, circuit: bool) -> None:
+@_preprocessor
+def graph(program: str, circuit: bool, macros: dict[str, str],
+          include_dirs: tuple[str, ...]) -> None:
     """Print PROGRAM's precedence graph as DOT, its strata as clusters.
 
     An edge q -> p means a rule for p reads q; negation is dashed, aggregation
@@ -110,8 +146,9 @@ def graph(program: str, circuit: bool) -> None:
     from datalog.api import Program, precedence_dot
 
     try:
-        click.echo(Program.from_file(program).circuit_dot() if circuit
-                   else precedence_dot(program))
+        options = {"macros": macros, "include_dirs": include_dirs}
+        click.echo(Program.from_file(program, **options).circuit_dot() if circuit
+                   else precedence_dot(program, **options))
     except DatalogError as error:
         fail(error)
 
@@ -133,9 +170,13 @@ def graph(program: str, circuit: bool) -> None:
               show_default=True, help="Output files (parquet needs --engine spark).")
 @click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
               help="Move join traces larger than N rows to Spark (local engine).")
+@click.option("-w", "--no-warn", is_flag=True,
+              help="Do not print the program's warnings on standard error.")
+@_preprocessor
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
-        spill_threshold: int | None) -> None:
+        spill_threshold: int | None, no_warn: bool, macros: dict[str, str],
+        include_dirs: tuple[str, ...]) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -155,23 +196,30 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
             result = run_program(program, fact_dir, output_dir, engine=engine,
                                  max_iterations=max_iterations,
                                  spill_threshold=spill_threshold, master=master,
-                                 output_format=output_format)
+                                 output_format=output_format, macros=macros,
+                                 include_dirs=include_dirs)
     except DatalogError as error:
         fail(error)
+    if not no_warn:
+        for warning in result.warnings:
+            click.echo(warning, err=True)
     click.echo(result.stdout, nl=False)
 
 
 @main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--code", is_flag=True, help="Also print the generated rule functions.")
-def plan(program: str, code: bool) -> None:
+@_preprocessor
+def plan(program: str, code: bool, macros: dict[str, str],
+         include_dirs: tuple[str, ...]) -> None:
     """Print how PROGRAM is evaluated: each rule's join order, keys and filters
     (the relational plan), then the circuit's nodes with the rule each serves."""
     from datalog import DatalogError
     from datalog.api import Program
 
     try:
-        click.echo(Program.from_file(program).describe(code=code))
+        click.echo(Program.from_file(program, macros=macros,
+                                     include_dirs=include_dirs).describe(code=code))
     except DatalogError as error:
         fail(error)
 
