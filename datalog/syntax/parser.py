@@ -130,8 +130,14 @@ class _Loader:
             text = _read(path)
         except (OSError, UnicodeDecodeError, ValueError) as e:
             reason = getattr(e, "strerror", None) or str(e)
+            hint = None
+            if not found and (angle or self.include_dirs):
+                searched = ", ".join(f"`{d}`" for d in self.include_dirs) or "none given"
+                hint = (f"`#include <...>` looks only in the include folders ({searched}); "
+                        f"add one with `-I DIR`" if angle else
+                        f"looked in the including file's folder and in {searched}")
             raise ParseError([Diagnostic("error", f"cannot read included file `{name}`: "
-                                         f"{reason}", span)], self.sources) from None
+                                         f"{reason}", span, hint)], self.sources) from None
         return self.load(text, path)
 
     def parse_text(self, text: str, path: str, columns: dict[int, ColumnMap]) -> list:
