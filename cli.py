@@ -39,6 +39,32 @@ def main() -> None:
     """An incremental Datalog engine for the Soufflé dialect."""
 
 
+def _macros(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
+    """The words of every ``-M`` value: ``NAME=VALUE`` or ``NAME`` (then ``1``, as
+    the C preprocessor's ``-D NAME``)."""
+    import re
+
+    macros = {}
+    for word in " ".join(values).split():
+        name, _, value = word.partition("=")
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise click.BadParameter(f"`{word}` is not NAME or NAME=VALUE", ctx, param)
+        macros[name] = value if "=" in word else "1"
+    return macros
+
+
+def _preprocessor(command):
+    """The preprocessor's options, Soufflé's ``-M`` and ``-I``."""
+    command = click.option("-I", "--include-dir", "include_dirs", multiple=True,
+                           type=click.Path(exists=True, file_okay=False), metavar="DIR",
+                           help="Look for #include files in DIR after the including "
+                                "file's folder (repeatable).")(command)
+    return click.option("-M", "--macro", "macros", multiple=True, callback=_macros,
+                        metavar='"NAME[=VALUE] ..."',
+                        help="Define macros for the preprocessor (NAME alone is 1; "
+                             "repeatable).")(command)
+
+
 def fail(error) -> NoReturn:
     """Print a DatalogError's text on standard error and exit 1."""
     click.echo(str(error), err=True)
@@ -58,8 +84,10 @@ def fail(error) -> NoReturn:
 @click.option("--migrate", is_flag=True,
               help="With --store: carry a store written by another program over to "
                    "this one.")
+@_preprocessor
 def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
-         store: str | None, migrate: bool) -> None:
+         store: str | None, migrate: bool, macros: dict[str, str],
+         include_dirs: tuple[str, ...]) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
     Reads statements from a terminal (with history and completion) or from
@@ -73,14 +101,18 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
     options = {} if spill_threshold is None else {"spill_threshold": spill_threshold}
     if store is not None:
         options.update(store=store, migrate=migrate)
-    sys.exit(run(program, fact_dir, session_options=options))
+    sys.exit(run(program, fact_dir, session_options=options,
+                 program_options={"macros": macros, "include_dirs": include_dirs}))
 
 
 @main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="How to print the diagnostics.")
-def check(program: str, fmt: str) -> None:
+@click.option("-w", "--no-warn", is_flag=True, help="Do not report warnings.")
+@_preprocessor
+def check(program: str, fmt: str, no_warn: bool, macros: dict[str, str],
+          include_dirs: tuple[str, ...]) -> None:
     """Check PROGRAM: syntax, declarations, types, range restriction, strata.
 
     Prints every error and warning (with `--format json`, one JSON object for
@@ -90,7 +122,9 @@ def check(program: str, fmt: str) -> None:
 
     from datalog.api import diagnose_file
 
-    diagnostics, sources = diagnose_file(program)
+    diagnostics, sources = diagnose_file(program, macros=macros, include_dirs=include_dirs)
+    if no_warn:
+        diagnostics = [d for d in diagnostics if d.severity == "error"]
     n_errors = sum(d.severity == "error" for d in diagnostics)
     n_warnings = len(diagnostics) - n_errors
     if fmt == "json":
@@ -110,7 +144,9 @@ def check(program: str, fmt: str) -> None:
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--circuit", is_flag=True,
               help="Print the compiled circuit instead (child circuits as clusters).")
-def graph(program: str, circuit: bool) -> None:
+@_preprocessor
+def graph(program: str, circuit: bool, macros: dict[str, str],
+          include_dirs: tuple[str, ...]) -> None:
     """Print PROGRAM's precedence graph as DOT, its strata as clusters.
 
     An edge q -> p means a rule for p reads q; negation is dashed, aggregation
@@ -121,8 +157,9 @@ def graph(program: str, circuit: bool) -> None:
     from datalog.api import Program, precedence_dot
 
     try:
-        click.echo(Program.from_file(program).circuit_dot() if circuit
-                   else precedence_dot(program))
+        options = {"macros": macros, "include_dirs": include_dirs}
+        click.echo(Program.from_file(program, **options).circuit_dot() if circuit
+                   else precedence_dot(program, **options))
     except DatalogError as error:
         fail(error)
 
@@ -149,9 +186,13 @@ def graph(program: str, circuit: bool) -> None:
               help="Then apply TX_FILE's transactions (`+edge(1, 2).`, `-edge(1, 2).`, "
                    "`:begin`/`:commit` blocks) one by one, checking after each that "
                    "every relation equals its from-scratch evaluation (local engine).")
+@click.option("-w", "--no-warn", is_flag=True,
+              help="Do not print the program's warnings on standard error.")
+@_preprocessor
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
-        spill_threshold: int | None, transactions: str | None) -> None:
+        spill_threshold: int | None, transactions: str | None, no_warn: bool,
+        macros: dict[str, str], include_dirs: tuple[str, ...]) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -173,9 +214,13 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
             result = run_program(program, fact_dir, output_dir, engine=engine,
                                  max_iterations=max_iterations,
                                  spill_threshold=spill_threshold, master=master,
-                                 output_format=output_format, verify=transactions)
+                                 output_format=output_format, verify=transactions,
+                                 macros=macros, include_dirs=include_dirs)
     except DatalogError as error:
         fail(error)
+    if not no_warn:
+        for warning in result.warnings:
+            click.echo(warning, err=True)
     click.echo(result.stdout, nl=False)
     if result.verified is not None:
         click.echo(result.verified, err=True)
@@ -205,14 +250,17 @@ def explain(program: str, facts: tuple[str, ...], fact_dir: str) -> None:
 @main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--code", is_flag=True, help="Also print the generated rule functions.")
-def plan(program: str, code: bool) -> None:
+@_preprocessor
+def plan(program: str, code: bool, macros: dict[str, str],
+         include_dirs: tuple[str, ...]) -> None:
     """Print how PROGRAM is evaluated: each rule's join order, keys and filters
     (the relational plan), then the circuit's nodes with the rule each serves."""
     from datalog import DatalogError
     from datalog.api import Program
 
     try:
-        click.echo(Program.from_file(program).describe(code=code))
+        click.echo(Program.from_file(program, macros=macros,
+                                     include_dirs=include_dirs).describe(code=code))
     except DatalogError as error:
         fail(error)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from datalog.backends.circuit.compile import UNIT, child_label, compile_plan
@@ -71,23 +71,32 @@ _PATTERNS_KEPT = 1024
 class Program:
     """A parsed, checked and planned program. ``text`` is its source; ``path``
     names it in error messages (and resolves ``#include``). Raises
-    :class:`~datalog.errors.ParseError` / :class:`~datalog.errors.CheckError`."""
+    :class:`~datalog.errors.ParseError` / :class:`~datalog.errors.CheckError`.
+    ``macros`` (name -> value, a string or an integer) are defined before the
+    text, as Soufflé's ``-M``; ``#include`` looks in ``include_dirs`` after the
+    including file's folder, as ``-I``."""
 
-    def __init__(self, text: str, path: str | None = None):
+    def __init__(self, text: str, path: str | None = None, *,
+                 macros: Mapping[str, object] | None = None,
+                 include_dirs: Sequence[str | os.PathLike] = ()):
         from datalog.analysis.frontend import load
 
         self.path = path
-        self.checked = load(text, path if path is not None else "<string>")
+        self.checked = load(text, path if path is not None else "<string>", macros=macros,
+                            include_dirs=include_dirs)
         self.plan = plan_program(self.checked)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> Program:
-        """The program in the file at ``path`` (``#include`` relative to it)."""
+    def from_file(cls, path: str | os.PathLike, *,
+                  macros: Mapping[str, object] | None = None,
+                  include_dirs: Sequence[str | os.PathLike] = ()) -> Program:
+        """The program in the file at ``path`` (``#include`` relative to it, then
+        in ``include_dirs``); ``macros`` as for :class:`Program`."""
         from datalog.analysis.frontend import load_file
 
         program = cls.__new__(cls)
         program.path = os.fspath(path)
-        program.checked = load_file(program.path)
+        program.checked = load_file(program.path, macros=macros, include_dirs=include_dirs)
         program.plan = plan_program(program.checked)
         return program
 
@@ -140,34 +149,40 @@ class Program:
         return compile_plan(self.plan).circuit.to_dot()
 
 
-def diagnose_file(path: str | os.PathLike) -> tuple[list[Diagnostic], dict[str, str]]:
+def diagnose_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
+                  include_dirs: Sequence[str | os.PathLike] = ()
+                  ) -> tuple[list[Diagnostic], dict[str, str]]:
     """Every error and warning of the program at ``path`` (``datalog check``),
     sorted by place, and the text of its files (path -> text) for formatting."""
     from datalog.analysis.frontend import diagnose_file as diagnose
 
-    return diagnose(path)
+    return diagnose(path, macros=macros, include_dirs=include_dirs)
 
 
-def precedence_dot(path: str | os.PathLike) -> str:
+def precedence_dot(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
+                   include_dirs: Sequence[str | os.PathLike] = ()) -> str:
     """The precedence graph of the program at ``path`` in Graphviz DOT
     (``datalog graph``); drawn for any program that parses, so an unstratifiable
     cycle can be seen (in red)."""
     from datalog.analysis.dot import precedence_dot as dot
     from datalog.syntax.parser import parse_file
 
-    return dot(parse_file(path))
+    return dot(parse_file(path, macros=macros, include_dirs=include_dirs))
 
 
 @dataclass
 class RunResult:
     """What :func:`run` did: the output ``files`` it wrote (paths, in directive
     order) and the ``stdout`` text (``IO=stdout`` relations, ``-D -``,
-    ``.printsize`` lines) for the caller to print."""
+    ``.printsize`` lines) for the caller to print, and the program's
+    ``warnings``, each formatted as ``datalog check`` prints it."""
 
     files: list[str] = field(default_factory=list)
     stdout: str = ""
     #: With ``verify=``: the report of the transactions checked.
     verified: str | None = None
+    #: The program's warnings, each as ``datalog check`` prints it.
+    warnings: list[str] = field(default_factory=list)
 
 
 ENGINES = ("local", "spark")
@@ -177,7 +192,9 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         output_dir: str | os.PathLike = ".", *, engine: str = "local",
         max_iterations: int | None = None, spill_threshold: int | None = None,
         master: str | None = None, output_format: str = "csv", spark=None,
-        verify: str | os.PathLike | None = None) -> RunResult:
+        verify: str | os.PathLike | None = None,
+        macros: Mapping[str, object] | None = None,
+        include_dirs: Sequence[str | os.PathLike] = ()) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
     ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
     prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
@@ -188,9 +205,10 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     (:mod:`datalog.verify`) applied after the evaluation, one transaction at a
     time, each checked against a from-scratch evaluation: a difference is an
     :class:`~datalog.errors.EvaluationError` naming the transaction, and the
-    outputs are those after the last transaction. Outputs are written only once
-    the whole evaluation succeeded; any failure raises a
-    :class:`~datalog.errors.DatalogError`.
+    outputs are those after the last transaction. ``macros`` and
+    ``include_dirs`` are for a program given by path (see :class:`Program`).
+    Outputs are written only once the whole evaluation succeeded; any failure
+    raises a :class:`~datalog.errors.DatalogError`.
 
     >>> import os, tempfile
     >>> d = tempfile.mkdtemp()
@@ -208,20 +226,28 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     if engine not in ENGINES:
         raise DatalogError(f"unknown engine `{engine}` (expected one of {', '.join(ENGINES)})")
     if not isinstance(program, Program):
-        program = Program.from_file(program)
+        program = Program.from_file(program, macros=macros, include_dirs=include_dirs)
+    elif macros or include_dirs:
+        raise DatalogError("macros and include_dirs apply when the program is read: give "
+                           "them to Program(...) or pass a path")
     fact_dir, output_dir = os.fspath(fact_dir), os.fspath(output_dir)
     try:
         if engine == "spark":
             if spill_threshold is not None or verify is not None:
                 raise DatalogError("spill_threshold and verify are for the local engine "
                                    "(on Spark everything runs in Spark)")
-            return _run_on_spark(program, fact_dir, output_dir, max_iterations=max_iterations,
-                                 master=master, output_format=output_format, spark=spark)
-        if master is not None or spark is not None or output_format != "csv":
-            raise DatalogError("a Spark master or session and parquet output need "
-                               "engine=\"spark\"")
-        return _run_locally(program, fact_dir, output_dir, max_iterations, spill_threshold,
-                            verify)
+            result = _run_on_spark(program, fact_dir, output_dir,
+                                   max_iterations=max_iterations, master=master,
+                                   output_format=output_format, spark=spark)
+        else:
+            if master is not None or spark is not None or output_format != "csv":
+                raise DatalogError("a Spark master or session and parquet output need "
+                                   "engine=\"spark\"")
+            result = _run_locally(program, fact_dir, output_dir, max_iterations,
+                                  spill_threshold, verify)
+        sources = program.sources
+        result.warnings = [w.format(sources) for w in program.warnings]
+        return result
     except DatalogError as error:
         raise program.located(error) from None
     except EngineError as error:  # the runtime's own (no Spark to spill to, ...)

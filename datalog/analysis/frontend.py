@@ -28,6 +28,7 @@ hint: declare it with `.decl r(...)`
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from datalog.analysis.check import check, sort_diagnostics
@@ -61,11 +62,14 @@ def diagnose(program: Module) -> list[Diagnostic]:
     return sort_diagnostics(diagnostics)
 
 
-def diagnose_file(path: str | os.PathLike) -> tuple[list[Diagnostic], dict[str, str]]:
+def diagnose_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
+                  include_dirs: Sequence[str | os.PathLike] = ()
+                  ) -> tuple[list[Diagnostic], dict[str, str]]:
     """Every diagnostic of the program in ``path`` (a syntax error is the only
-    one when the text does not parse), and the text of every file it read."""
+    one when the text does not parse), and the text of every file it read;
+    ``macros`` and ``include_dirs`` as for :func:`datalog.syntax.parser.parse`."""
     try:
-        program = parse_file(path)
+        program = parse_file(path, macros=macros, include_dirs=include_dirs)
     except ParseError as e:
         return list(e.diagnostics), e.sources
     return diagnose(program), dict(program.sources)
@@ -83,11 +87,14 @@ def check_program(program: Module) -> CheckedProgram:
                           tuple(d for d in diagnostics if d.severity == "warning"))
 
 
-def load(text: str, path: str = "<string>") -> CheckedProgram:
-    """Parse, check and stratify the program ``text`` (named ``path``)."""
-    return check_program(parse(text, path))
+def load(text: str, path: str = "<string>", *, macros: Mapping[str, object] | None = None,
+         include_dirs: Sequence[str | os.PathLike] = ()) -> CheckedProgram:
+    """Parse, check and stratify the program ``text`` (named ``path``), with
+    ``macros`` and ``include_dirs`` as for :func:`datalog.syntax.parser.parse`."""
+    return check_program(parse(text, path, macros=macros, include_dirs=include_dirs))
 
 
-def load_file(path: str | os.PathLike) -> CheckedProgram:
+def load_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
+              include_dirs: Sequence[str | os.PathLike] = ()) -> CheckedProgram:
     """Parse, check and stratify the program in the file at ``path``."""
-    return check_program(parse_file(path))
+    return check_program(parse_file(path, macros=macros, include_dirs=include_dirs))

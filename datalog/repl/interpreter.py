@@ -59,16 +59,18 @@ class Repl:
     """One interactive session over a program (``path``, or none: an empty
     program) and the ``.input`` facts of ``fact_dir``. Output goes to ``out``,
     diagnostics to ``err``. ``session_options`` go to every session it makes
-    (``spill_threshold=...``). Raises :class:`DatalogError` if the starting
-    program or its facts cannot be loaded."""
+    (``spill_threshold=...``), ``program_options`` to every
+    :class:`datalog.Program` (``macros=...``, ``include_dirs=...``). Raises
+    :class:`DatalogError` if the starting program or its facts cannot be loaded."""
 
     def __init__(self, path: str | None = None, fact_dir: str | None = None,
                  out: IO[str] | None = None, err: IO[str] | None = None,
-                 session_options: dict | None = None):
+                 session_options: dict | None = None, program_options: dict | None = None):
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
         self.fact_dir = fact_dir
         self.session_options = dict(session_options or {})
+        self.program_options = dict(program_options or {})
         self.lines: list[str] = []            # the session's input so far
         self.reader = StatementReader()
         self.changes: Changes = {}
@@ -323,7 +325,7 @@ class Repl:
     def _build(self, text: ProgramText):
         """The program, its session with the user's facts replayed, and the
         checked program (declarations, types, warnings) for ``text``."""
-        program = datalog.Program(text.text(), REPL_PATH)
+        program = datalog.Program(text.text(), REPL_PATH, **self.program_options)
         checked = program.checked
         session = program.session(self.fact_dir, **self.session_options)
         # a store replays its own log (and the program cannot change under it)
@@ -359,7 +361,8 @@ class Repl:
         long session). ``what`` it is for (``asserted``, ``retracted``,
         ``queried``) words the error if it is not facts."""
         padded = statement.padded(text)
-        parsed = parse(padded if exact else padded[statement.line - 1:], REPL_PATH)
+        parsed = parse(padded if exact else padded[statement.line - 1:], REPL_PATH,
+                       macros=self.program_options.get("macros"))
         if parsed.rules or parsed.relations or parsed.directives or parsed.types:
             kind = "a rule" if parsed.rules else "a declaration or directive"
             hint = _ADD_IT if statement.text[0] in "+-?" else None

@@ -28,10 +28,12 @@ _PATH_COMMAND = re.compile(r"^\s*:(load|save)\s+(\S*)$")
 
 def run(path: str | None = None, fact_dir: str | None = None,
         stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-        stderr: IO[str] | None = None, session_options: dict | None = None) -> int:
+        stderr: IO[str] | None = None, session_options: dict | None = None,
+        program_options: dict | None = None) -> int:
     """Run a session over ``path`` (and ``fact_dir``) until the input ends or
     ``:quit``; returns the exit status. ``session_options`` go to every
-    session (``spill_threshold=...``).
+    session (``spill_threshold=...``), ``program_options`` to every program
+    (``macros=...``, ``include_dirs=...``).
 
     >>> import io
     >>> out = io.StringIO()
@@ -57,7 +59,7 @@ def run(path: str | None = None, fact_dir: str | None = None,
     stderr = stderr if stderr is not None else sys.stderr
     try:
         repl = Repl(path, fact_dir, out=stdout, err=stderr,
-                    session_options=session_options)
+                    session_options=session_options, program_options=program_options)
     except DatalogError as error:
         stderr.write(str(error) + "\n")
         return 1

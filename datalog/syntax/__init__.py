@@ -7,6 +7,7 @@ Takes program text (a file with its ``#include`` s, or a string) and gives a
 
 - :mod:`~datalog.syntax.preprocess`: ``#include``, ``#define`` and the
   conditionals, keeping each character's original place;
+- :mod:`~datalog.syntax.condition`: the integer expressions of ``#if``/``#elif``;
 - :mod:`~datalog.syntax.grammar` (``grammar.lark``) and
   :mod:`~datalog.syntax.parser`: lark's LALR parser and the parse entry points;
 - :mod:`~datalog.syntax.builder`: the parse tree -> frozen AST nodes;

@@ -32,7 +32,7 @@ import heapq
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lark import Lark
@@ -55,7 +55,7 @@ from datalog.syntax.ast import (
 from datalog.syntax.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
 from datalog.syntax.fastfacts import split_facts
 from datalog.syntax.messages import describe_syntax_error
-from datalog.syntax.preprocess import ColumnMap, Macro, preprocess
+from datalog.syntax.preprocess import ColumnMap, Macro, predefined, preprocess
 
 #: How many files deep ``#include`` may nest.
 MAX_INCLUDE_DEPTH = 64
@@ -85,9 +85,11 @@ def _parser() -> tuple[Lark, Callbacks]:
 class _Loader:
     """Reads a program and the files it includes, in order."""
 
-    def __init__(self):
+    def __init__(self, macros: Mapping[str, object] | None = None,
+                 include_dirs: Sequence[str | os.PathLike] = ()):
         self.sources: dict[str, str] = {}
-        self.macros: dict[str, Macro] = {}
+        self.macros: dict[str, Macro] = predefined(macros or {})
+        self.include_dirs = [os.fspath(d) for d in include_dirs]
         self.stack: list[str] = []
 
     def load(self, text: str, path: str) -> list:
@@ -95,7 +97,8 @@ class _Loader:
         self.stack.append(path)
         try:
             base = os.path.dirname(path) if not path.startswith("<") else ""
-            pre = preprocess(text, path, lambda name, span: self.include(base, name, span),
+            pre = preprocess(text, path,
+                             lambda name, span, angle: self.include(base, name, span, angle),
                              self.macros)
             items = self.parse_text(pre.text, path, pre.columns)
         finally:
@@ -107,9 +110,14 @@ class _Loader:
         keyed.sort(key=lambda k: k[:3])
         return [item for *_, group in keyed for item in group]
 
-    def include(self, base: str, name: str, span: Span) -> list:
-        path = os.path.normpath(os.path.join(base, name)) if base or not os.path.isabs(name) \
-            else name
+    def include(self, base: str, name: str, span: Span, angle: bool = False) -> list:
+        """Read the included file ``name``: ``"name"`` relative to the including
+        file's folder, then in each include folder; ``<name>`` only in those."""
+        candidates = [] if angle else [os.path.join(base, name)]
+        if not os.path.isabs(name):
+            candidates += [os.path.join(d, name) for d in self.include_dirs]
+        found = [c for c in candidates if os.path.isfile(c)]
+        path = os.path.normpath(found[0] if found else candidates[0] if candidates else name)
         if len(self.stack) >= MAX_INCLUDE_DEPTH:
             raise ParseError([Diagnostic("error", f"`#include` nests more than "
                                          f"{MAX_INCLUDE_DEPTH} files deep", span)],
@@ -122,8 +130,14 @@ class _Loader:
             text = _read(path)
         except (OSError, UnicodeDecodeError, ValueError) as e:
             reason = getattr(e, "strerror", None) or str(e)
+            hint = None
+            if not found and (angle or self.include_dirs):
+                searched = ", ".join(f"`{d}`" for d in self.include_dirs) or "none given"
+                hint = (f"`#include <...>` looks only in the include folders ({searched}); "
+                        f"add one with `-I DIR`" if angle else
+                        f"looked in the including file's folder and in {searched}")
             raise ParseError([Diagnostic("error", f"cannot read included file `{name}`: "
-                                         f"{reason}", span)], self.sources) from None
+                                         f"{reason}", span, hint)], self.sources) from None
         return self.load(text, path)
 
     def parse_text(self, text: str, path: str, columns: dict[int, ColumnMap]) -> list:
@@ -245,17 +259,22 @@ def _assemble(items: list, sources: dict[str, str]) -> Module:
                    plans=tuple(kinds[Plan]), sources=tuple(sources.items()))
 
 
-def parse(text: str, path: str = "<string>") -> Module:
+def parse(text: str, path: str = "<string>", *, macros: Mapping[str, object] | None = None,
+          include_dirs: Sequence[str | os.PathLike] = ()) -> Module:
     """Parse a program given as text; ``path`` names it in diagnostics and is the
-    folder ``#include`` is relative to."""
+    folder ``#include`` is relative to. ``macros`` (name -> value, as ``#define``
+    lines before the text) and ``include_dirs`` (searched by ``#include`` after
+    the including file's folder) are those of Soufflé's ``-M`` and ``-I``."""
     if not isinstance(text, str):
         raise ParseError(f"program text must be a string, not {type(text).__name__}")
-    loader = _Loader()
+    loader = _Loader(macros, include_dirs)
     return _assemble(loader.load(text, path), loader.sources)
 
 
-def parse_file(path: str | os.PathLike) -> Module:
-    """Parse the program in the file at ``path`` (and the files it includes)."""
+def parse_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
+               include_dirs: Sequence[str | os.PathLike] = ()) -> Module:
+    """Parse the program in the file at ``path`` (and the files it includes);
+    ``macros`` and ``include_dirs`` as for :func:`parse`."""
     path = os.fspath(path)
     try:
         text = _read(path)
@@ -263,7 +282,7 @@ def parse_file(path: str | os.PathLike) -> Module:
         reason = getattr(e, "strerror", None) or str(e)
         raise ParseError([Diagnostic("error", f"cannot read `{path}`: {reason}",
                                      Span(path, 0, 0, 0, 0))]) from None
-    return parse(text, path)
+    return parse(text, path, macros=macros, include_dirs=include_dirs)
 
 
 # Strings, comments and other characters of a query: a `.` is added after the last

@@ -4,8 +4,9 @@ Soufflé runs its programs through the C preprocessor. We implement the part tha
 programs use, line by line, so that every line of the text handed to the grammar
 is the line of the same number in the file it came from:
 
-- ``#include "file"`` (or ``<file>``), relative to the including file's folder
-  (to the working directory for text without a file). The included file is read
+- ``#include "file"``, relative to the including file's folder (to the working
+  directory for text without a file), then in each include folder in order (as
+  Soufflé's ``-I``); ``#include <file>`` only in the include folders. The included file is read
   and parsed on its own, with its own name in every position; its items take the
   place of the ``#include`` line. Including a file from itself (directly or
   through others) is an error.
@@ -14,15 +15,18 @@ is the line of the same number in the file it came from:
   expanded outside strings and comments, and rescanned for further macros (a
   macro is never expanded inside its own expansion). The ``#`` and ``##``
   operators are not supported. A macro call's arguments must be on one line.
-- ``#ifdef NAME`` / ``#ifndef NAME`` / ``#else`` / ``#endif`` (include guards).
-  ``#if`` and ``#elif`` with expressions are not supported.
+- ``#if EXPR`` / ``#elif EXPR`` / ``#ifdef NAME`` / ``#ifndef NAME`` / ``#else`` /
+  ``#endif``, nested. ``EXPR`` is a C preprocessor integer expression, read after
+  ``defined(NAME)`` / ``defined NAME`` and the macros are replaced (an unknown name
+  is 0); see :mod:`datalog.syntax.condition`. In a false branch nothing is read.
 - ``#error text`` is an error; ``#pragma``, ``#line``, ``#warning`` and a lone
   ``#`` are ignored.
 
 Directive lines, and lines in a false conditional, become empty lines. A line
 changed by macro expansion keeps a :class:`ColumnMap`, so a position in the
 expanded text maps back to the file: a column inside an expansion maps to the
-macro's name.
+macro's name. Macros given from outside (Soufflé's ``-M``) are made by
+:func:`predefined`.
 
 >>> out = preprocess('#define N 10\\nr(N, "N").\\n', "p.dl", include=None)
 >>> out.text
@@ -36,11 +40,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import Span
+from datalog.syntax.condition import ConditionError, Token, evaluate, tokens
 
 #: How deeply macro expansions may nest before we call it a loop.
 MAX_EXPANSION_DEPTH = 64
@@ -111,7 +116,20 @@ class Preprocessed:
     includes: list[tuple[int, list]]
 
 
-Include = Callable[[str, Span], list]
+Include = Callable[[str, Span, bool], list]
+
+
+@dataclass
+class _Condition:
+    """An open conditional: whether its current branch is read, the line and
+    keyword that opened it, whether a branch was taken, and whether `#else`
+    was seen."""
+
+    active: bool
+    line: int
+    keyword: str
+    taken: bool
+    seen_else: bool = False
 
 
 def _error(message: str, span: Span, hint: str | None = None,
@@ -138,13 +156,12 @@ class _Preprocessor:
         columns: dict[int, ColumnMap] = {}
         includes: list[tuple[int, list]] = []
         in_comment = False
-        # Conditional stack: (active, seen_else, line of the #if).
-        conditions: list[tuple[bool, bool, int]] = []
+        conditions: list[_Condition] = []
         number = 0
         while number < len(lines):
             line = lines[number]
             number += 1
-            active = all(c[0] for c in conditions)
+            active = all(c.active for c in conditions)
             match = None if in_comment else _DIRECTIVE.match(line)
             if match is not None:
                 consumed = self.directive(match, lines, number, conditions, active, includes)
@@ -164,8 +181,8 @@ class _Preprocessor:
                 in_comment = _ends_in_comment(line, in_comment)
                 out.append(line)
         if conditions:
-            line = conditions[-1][2]
-            raise self.error("`#ifdef` or `#ifndef` without `#endif`", line, 1,
+            line = conditions[-1].line
+            raise self.error(f"`#{conditions[-1].keyword}` without `#endif`", line, 1,
                              len(lines[line - 1]) + 1, hint="add `#endif`")
         return Preprocessed(self.path, "\n".join(out), columns, includes)
 
@@ -185,27 +202,39 @@ class _Preprocessor:
         rest_column = match.end() + 1
         start = line.index("#") + 1
         end = max(start + 1, min(len(lines[number - 1]), match.end()) + 1)
-        if name in ("ifdef", "ifndef"):
-            word = rest.split("//")[0].strip()
-            if not _IDENT.fullmatch(word):
-                raise self.error(f"`#{name}` needs a macro name", number, start, end)
-            defined = word in self.macros
-            conditions.append(((defined if name == "ifdef" else not defined), False, number))
+        if name in ("ifdef", "ifndef", "if"):
+            if not active:  # inside a false branch: nothing here is read
+                conditions.append(_Condition(False, number, name, taken=True))
+                return consumed
+            if name == "if":
+                value = self.condition(line, match.end(), number, name, start, end)
+            else:
+                word = _strip_comments(rest).strip()
+                if not _IDENT.fullmatch(word):
+                    raise self.error(f"`#{name}` needs a macro name", number, start, end)
+                value = (word in self.macros) == (name == "ifdef")
+            conditions.append(_Condition(value, number, name, taken=value))
             return consumed
-        if name == "else":
-            if not conditions or conditions[-1][1]:
-                raise self.error("`#else` without `#ifdef`", number, start, end)
-            cond = conditions.pop()
-            conditions.append((not cond[0], True, cond[2]))
-            return consumed
-        if name == "endif":
+        if name in ("elif", "else", "endif"):
             if not conditions:
-                raise self.error("`#endif` without `#ifdef`", number, start, end)
-            conditions.pop()
+                raise self.error(f"`#{name}` without `#if`", number, start, end,
+                                 hint="`#if`, `#ifdef` or `#ifndef` opens a conditional")
+            cond = conditions[-1]
+            if cond.seen_else and name != "endif":
+                raise self.error(f"`#{name}` after `#else`", number, start, end,
+                                 hint=f"the `#else` of the `#{cond.keyword}` on line "
+                                      f"{cond.line} must be its last branch")
+            if name == "endif":
+                conditions.pop()
+            elif cond.taken:
+                cond.active = False
+                cond.seen_else = name == "else"
+            elif name == "else":
+                cond.active = cond.taken = cond.seen_else = True
+            else:
+                cond.active = cond.taken = self.condition(
+                    line, match.end(), number, name, start, end)
             return consumed
-        if name in ("if", "elif"):
-            raise self.error(f"`#{name}` is not supported", number, start, end,
-                             hint="use `#ifdef NAME` or `#ifndef NAME`")
         if not active:
             return consumed
         if name == "include":
@@ -225,6 +254,75 @@ class _Preprocessor:
                                   "#else, #endif")
         return consumed
 
+    def condition(self, line: str, pos: int, number: int, name: str, start: int,
+                  end: int) -> bool:
+        """The truth of the ``#if``/``#elif`` expression in ``line`` from ``pos``."""
+        text = _blank_comments(line[pos:])
+        try:
+            toks = self.expand_condition(tokens(text, pos + 1), line, number)
+            return evaluate(toks, len(line.rstrip()) + 1) != 0
+        except ConditionError as e:
+            message = f"in `#{name}`: {e.message}"
+            if e.message == "missing expression":
+                message = f"`#{name}` needs an expression"
+                e.start, e.end = start, end
+            raise self.error(message, number, e.start, e.end, e.hint) from None
+
+    def expand_condition(self, toks: list[Token], line: str, number: int,
+                         span: tuple[int, int] | None = None,
+                         disabled: frozenset[str] = frozenset()) -> list[Token]:
+        """``toks`` with ``defined`` replaced by 0 or 1 and macros expanded; the
+        tokens of an expansion (``span`` set) carry the macro name's columns."""
+        out: list[Token] = []
+        i = 0
+        while i < len(toks):
+            tok = toks[i]
+            first, last = span or (tok.start, tok.end)
+            if tok.kind == "name" and tok.text == "defined":
+                rest = [t.text for t in toks[i + 1:i + 4]]
+                if rest[:1] and toks[i + 1].kind == "name":
+                    word, width = rest[0], 2
+                elif rest[:1] == ["("] and len(rest) == 3 and toks[i + 2].kind == "name" \
+                        and rest[2] == ")":
+                    word, width = rest[1], 4
+                else:
+                    raise ConditionError("`defined` needs a macro name", tok.start, tok.end,
+                                         hint="write `defined(NAME)` or `defined NAME`")
+                end = toks[i + width - 1].end if span is None else last
+                out.append(Token("number", "1" if word in self.macros else "0", first, end,
+                                 int(word in self.macros)))
+                i += width
+                continue
+            macro = self.macros.get(tok.text) if tok.kind == "name" else None
+            if macro is None or tok.text in disabled:
+                out.append(tok if span is None else Token(tok.kind, tok.text, first, last,
+                                                          tok.value))
+                i += 1
+                continue
+            stop = i + 1
+            if macro.params is not None:
+                if span is not None:  # a call inside an expansion: no arguments here
+                    out.append(Token(tok.kind, tok.text, first, last))
+                    i += 1
+                    continue
+                args, after = self.call_args(line, tok.end - 1, number, tok.start - 1)
+                if args is None:
+                    out.append(tok)
+                    i += 1
+                    continue
+                body = self.substitute(macro, args, number, tok.start - 1, after)
+                while stop < len(toks) and toks[stop].start <= after:
+                    stop += 1
+                last = after + 1
+            else:
+                body = macro.body
+            body = self.rescan(body, {macro.name}, number, first - 1, last - 1, 1)
+            inner = tokens(_blank_comments(body), 1)
+            out += self.expand_condition(inner, line, number, (first, last),
+                                         disabled | {macro.name})
+            i = stop
+        return out
+
     def do_include(self, rest: str, column: int, number: int, includes: list) -> None:
         m = re.match(r'\s*(?:"([^"]*)"|<([^>]*)>)\s*(?://.*|/\*.*)?$', rest)
         if m is None:
@@ -238,7 +336,7 @@ class _Preprocessor:
         span = Span(self.path, number, first, number, first + len(target) + 2)
         if self.include is None:
             raise _error("`#include` is not available here", span, sources=self.sources)
-        includes.append((number, self.include(target, span)))
+        includes.append((number, self.include(target, span, m.group(2) is not None)))
 
     def define(self, rest: str, column: int, number: int) -> None:
         m = re.match(r"\s*([A-Za-z_?][\w?]*)(\([^)]*\))?", rest)
@@ -399,6 +497,26 @@ def _replace_identifiers(text: str, replace: Callable[[str], str | None]) -> str
     return "".join(out)
 
 
+def _blank_comments(text: str) -> str:
+    """``text`` with each comment replaced by spaces (columns stay)."""
+    out = []
+    pos = 0
+    while pos < len(text):
+        m = _PIECE.match(text, pos)
+        piece = m.group(0)
+        if piece.startswith("//"):
+            break
+        if piece == "/*":
+            close = text.find("*/", m.end())
+            stop = len(text) if close < 0 else close + 2
+            out.append(" " * (stop - pos))
+            pos = stop
+            continue
+        out.append(piece)
+        pos = m.end()
+    return "".join(out)
+
+
 def _strip_comments(text: str) -> str:
     """``text`` without its comments (a block comment becomes a space)."""
     out = []
@@ -442,6 +560,25 @@ def _ends_in_comment(line: str, in_comment: bool) -> bool:
             return False
         pos = m.end()
     return in_comment
+
+
+def predefined(values: Mapping[str, object]) -> dict[str, Macro]:
+    """Macros given from outside (Soufflé's ``-M``): name -> value, a string
+    (the macro's text) or an integer; ``True`` is ``1``. A bad name or value
+    raises :class:`ParseError`."""
+    span = Span("<command line>", 0, 0, 0, 0)
+    macros = {}
+    for name, value in values.items():
+        if not isinstance(name, str) or not _IDENT.fullmatch(name) or "?" in name:
+            raise ParseError(f"bad macro name {name!r}: a name is a letter or `_` "
+                             f"followed by letters, digits and `_`")
+        if isinstance(value, bool) or isinstance(value, int):
+            value = str(int(value))
+        if not isinstance(value, str) or "\n" in value:
+            raise ParseError(f"macro `{name}`: the value must be a one-line string or an "
+                             f"integer, not {value!r}")
+        macros[name] = Macro(name, None, value.strip(), span)
+    return macros
 
 
 def preprocess(text: str, path: str, include: Include | None,

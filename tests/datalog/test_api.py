@@ -264,3 +264,37 @@ def test_a_failing_subscriber_does_not_undo_the_transaction(session):
         session.insert("edge", (1, 2))
     assert session.query("path") == {(1, 2)} and len(seen) == 1
     assert not session.insert("edge", (1, 2))        # the insert was committed
+
+
+# ---------------------------------------------------------------- macros, include dirs
+
+
+def test_program_macros_and_include_dirs(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "decls.dl").write_text(".decl r(x: number)\n")
+    main = tmp_path / "main.dl"
+    main.write_text("#include <decls.dl>\n#if MODE == 2\nr(N).\n#else\nr(0).\n#endif\n")
+    program = datalog.Program.from_file(main, macros={"MODE": 2, "N": "40 + 2"},
+                                        include_dirs=[tmp_path / "lib"])
+    assert program.session().query("r") == {(42,)}
+    text = datalog.Program('#include "decls.dl"\nr(N).\n', macros={"N": 7},
+                           include_dirs=[str(tmp_path / "lib")])
+    assert text.session().query("r") == {(7,)}
+    with pytest.raises(ParseError, match="cannot read included file `decls.dl`"):
+        datalog.Program.from_file(main)
+
+
+def test_run_takes_macros_and_include_dirs_and_returns_warnings(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "out.dl").write_text(".output r(IO=stdout)\n")
+    main = tmp_path / "main.dl"
+    main.write_text(".decl r(x: number)\n#include <out.dl>\nr(N).\n.decl unused(x: number)\n")
+    result = datalog.run(main, tmp_path, tmp_path, macros={"N": 5},
+                         include_dirs=[tmp_path / "lib"])
+    assert result.stdout.splitlines()[-2] == "5"
+    [warning] = result.warnings
+    assert warning.startswith(f"{main}:4:1: warning: relation `unused`")
+    program = datalog.Program.from_file(main, macros={"N": 5},
+                                        include_dirs=[tmp_path / "lib"])
+    with pytest.raises(DatalogError, match="give them to Program"):
+        datalog.run(program, tmp_path, tmp_path, macros={"N": 6})

@@ -405,3 +405,94 @@ def test_syntax_errors_are_capped():
     with pytest.raises(ParseError) as info:
         parse("a(1) b.\n" * 100)
     assert len(info.value.diagnostics) == MAX_SYNTAX_ERRORS
+
+
+# ---------------------------------------------------------------- #if, -M, -I
+
+
+def _values(text: str, **options) -> list:
+    return [f.atom.args[0].value for f in parse(text, **options).facts]
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("1 + 2 * 3 == 7", True), ("(1 + 2) * 3 == 7", False), ("0x10 == 16", True),
+    ("-7 / 2 == -3 && -7 % 2 == -1", True), ("~0 == -1 && !5 == 0 && +3 == 3", True),
+    ("1 << 4 == 16 && 256 >> 4 == 16", True), ("3 & 5 ^ 1 | 8", True),
+    ("2 < 3 && 3 <= 3 && 4 > 3 && 3 >= 4", False), ("1 != 1 || 0", False),
+    ("0 && 1 / 0", False), ("1 || 1 % 0", True), ("1 ? 0 : 1 / 0", False),
+    ("0 ? 1 : 2 ? 3 : 0", True), ("UNKNOWN", False), ("UNKNOWN + 1", True),
+    ("defined(N) && defined N && !defined(M)", True), ("N * 2 == 8", True),
+    ("SQ(N) == 16", True), ("SQ(1 + 1) == 4 /* c */ // d", True),
+    ("9223372036854775807 + 1 < 0", True),  # 64-bit arithmetic, as intmax_t
+])
+def test_if_expressions(expression, expected):
+    text = f"#define N 4\n#define SQ(a) ((a) * (a))\n#if {expression}\nr(1).\n#endif\n"
+    assert _values(text) == ([1] if expected else [])
+
+
+def test_if_elif_else_take_the_first_true_branch():
+    text = "#if X == 1\nr(1).\n#elif X == 2\nr(2).\n#elif X >= 2\nr(3).\n#else\nr(4).\n#endif\n"
+    assert [_values(f"#define X {x}\n" + text) for x in (1, 2, 3, 0)] == [[1], [2], [3], [4]]
+
+
+def test_conditionals_nest_and_a_false_branch_is_not_read():
+    text = ("#if 1\n#ifdef A\nr(1).\n#elif 1\nr(2).\n#endif\n#else\n"
+            "#if 1 / 0\nr(3).\n#elif @\n#endif\n#endif\n")
+    assert _values(text) == [2]
+    assert _values("#define A\n" + text) == [1]
+
+
+def test_if_keeps_line_numbers():
+    program = parse("#if 0\nr(1).\n#else\nr(2).\n#endif\nr(3).\n")
+    assert [f.span.line for f in program.facts] == [4, 6]
+
+
+@pytest.mark.parametrize("text, message, column", [
+    ("#if 1 +\n#endif", "the expression ends early", 8),
+    ("#if 2 / (1 - 1)\n#endif", "division by zero", 7),
+    ("#define Z 0\n#if 4 % Z\n#endif", "division by zero", 7),
+    ("#if (1\n#endif", "expected `)`", 7),
+    ("#if 1 2\n#endif", "unexpected `2`", 7),
+    ("#if 1 ? 2\n#endif", "expected `:`", 10),
+    ("#if 1 @ 2\n#endif", "unexpected character `@`", 7),
+    ("#if defined(\n#endif", "`defined` needs a macro name", 5),
+    ("#if\n#endif", "`#if` needs an expression", 1),
+    ("#if 1 << 64\n#endif", "shift by 64", 7),
+    ("#if 1\n#else\n#elif 1\n#endif", "`#elif` after `#else`", 1),
+    ("#if 1\n#else\n#else\n#endif", "`#else` after `#else`", 1),
+    ("#elif 1\n", "`#elif` without `#if`", 1),
+    ("#if 0\n", "`#if` without `#endif`", 1),
+])
+def test_if_errors_are_located(text, message, column):
+    with pytest.raises(ParseError) as info:
+        parse(text, "p.dl")
+    [d] = info.value.diagnostics
+    assert message in d.message and d.span.column == column, str(info.value)
+
+
+def test_macros_from_outside():
+    text = "#if defined(DEBUG) && LEVEL > 1\nr(LEVEL).\n#endif\nr(NAME).\n"
+    assert _values(text, macros={"DEBUG": True, "LEVEL": 3, "NAME": '"x"'}) == [3, "x"]
+    assert _values(text, macros={"LEVEL": "2", "NAME": "7"}) == [7]
+    with pytest.raises(ParseError, match="bad macro name"):
+        parse(text, macros={"1X": 1})
+    with pytest.raises(ParseError, match="one-line string or an integer"):
+        parse(text, macros={"X": [1]})
+
+
+def test_include_dirs_are_searched_after_the_including_folder(tmp_path):
+    for folder, value in (("here", 1), ("one", 2), ("two", 3)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "lib.dl").write_text(f"r({value}).\n")
+    (tmp_path / "two" / "only.dl").write_text("r(4).\n")
+    main = tmp_path / "here" / "main.dl"
+    main.write_text('#include "lib.dl"\n#include <lib.dl>\n#include "only.dl"\n')
+    dirs = [tmp_path / "one", str(tmp_path / "two")]
+    assert [f.atom.args[0].value for f in parse_file(main, include_dirs=dirs).facts] == \
+        [1, 2, 4]
+    main.write_text('#include "only.dl"\n')
+    with pytest.raises(ParseError, match="cannot read included file `only.dl`"):
+        parse_file(main)
+    main.write_text("#include <lib.dl>\n")
+    with pytest.raises(ParseError, match="cannot read included file `lib.dl`"):
+        parse_file(main)
