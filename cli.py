@@ -108,6 +108,15 @@ def graph(program: str, circuit: bool) -> None:
     click.echo(precedence_dot(parsed))
 
 
+def _spark_conf(ctx, param, pairs) -> dict:
+    from engine.spark.session import parse_conf
+
+    try:
+        return parse_conf(pairs)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
 @main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("-F", "--fact-dir", default=".", show_default=True, metavar="DIR",
@@ -125,9 +134,14 @@ def graph(program: str, circuit: bool) -> None:
               show_default=True, help="Output files (parquet needs --engine spark).")
 @click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
               help="Move join traces larger than N rows to Spark (local engine).")
+@click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              callback=_spark_conf, help="A Spark setting (repeatable; with --engine "
+              "spark or --spill-threshold).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print the Spark master URL and web UI address on standard error.")
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
-        spill_threshold: int | None) -> None:
+        spill_threshold: int | None, spark_conf: dict, verbose: bool) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -141,10 +155,18 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
         if spill_threshold is not None:
             raise click.UsageError("--spill-threshold is for the local engine (with "
                                    "--engine spark everything runs on Spark)")
-        _run_on_spark(program, fact_dir, output_dir, max_iterations, master, output_format)
+        _run_on_spark(program, fact_dir, output_dir, max_iterations, master, output_format,
+                      spark_conf, verbose)
         return
-    if master is not None or output_format != "csv":
-        raise click.UsageError("--master and --output-format parquet need --engine spark")
+    if output_format != "csv":
+        raise click.UsageError("--output-format parquet needs --engine spark")
+    if spill_threshold is None and (master is not None or spark_conf):
+        raise click.UsageError("--master and --spark-conf need --engine spark or "
+                               "--spill-threshold")
+    if spill_threshold is not None:
+        from engine.spark.session import configure
+
+        configure(master, spark_conf, verbose)
     try:
         with _progress(f"evaluating {program}"):
             result = run_file(program, fact_dir, output_dir, max_iterations,
@@ -156,7 +178,8 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
 
 
 def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
-                  master: str | None, output_format: str) -> None:
+                  master: str | None, output_format: str, spark_conf: dict,
+                  verbose: bool) -> None:
     """`datalog run --engine spark`: the same plan, evaluated and written by Spark."""
     from datalog.api import Program
     from datalog.errors import DatalogError
@@ -168,7 +191,8 @@ def _run_on_spark(program: str, fact_dir: str, output_dir: str, max_iterations: 
         with _progress(f"evaluating {program} on Spark"):
             result = run_on_spark(plan, fact_dir, output_dir, master=master,
                                   output_format=output_format,
-                                  max_iterations=max_iterations)
+                                  max_iterations=max_iterations, conf=spark_conf,
+                                  verbose=verbose)
     except (DatalogError, EngineError) as error:
         fail(error)
     click.echo(result.stdout, nl=False)

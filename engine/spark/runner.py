@@ -62,14 +62,16 @@ def read_inputs(spark, plan: ProgramPlan, fact_dir: str) -> dict:
 
 def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", *,
                  master: str | None = None, spark=None, output_format: str = "csv",
-                 max_iterations: int | None = None, checkpoint_dir: str | None = None
-                 ) -> SparkRun:
+                 max_iterations: int | None = None, checkpoint_dir: str | None = None,
+                 conf: dict | None = None, verbose: bool = False) -> SparkRun:
     """Evaluates ``plan`` on Spark; ``output_dir`` ``"-"`` prints every output.
-    ``spark`` is a session the caller owns (else one is made for ``master``)."""
+    ``spark`` is a session the caller owns (else one is made for ``master``
+    with the settings ``conf``; ``verbose`` prints its master and web UI)."""
     if output_format not in OUTPUT_FORMATS:
         raise SparkEngineError(f"unknown output format `{output_format}` "
                                f"(expected one of {', '.join(OUTPUT_FORMATS)})")
-    spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir)
+    spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir, conf=conf,
+                        verbose=verbose)
     inputs = read_inputs(spark, plan, fact_dir)
     executor = SparkExecutor(spark, plan, **(
         {"max_iterations": max_iterations} if max_iterations else {}))
