@@ -179,6 +179,27 @@ class Cluster:
                                    f"{self.timeout:.0f} s:\n{self.log('master')[-2000:]}")
             time.sleep(0.3)
 
+    def wait_for_executors(self, app_name: str, count: int) -> str:
+        """Waits until the running application ``app_name`` has executors on
+        ``count`` workers; returns the name of one of those workers."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            self._check_running()
+            try:
+                apps = self.status().get("activeapps", [])
+            except (OSError, ValueError):
+                apps = []
+            ids = [app["id"] for app in apps if app.get("name") == app_name]
+            hosts = [name for name in self.processes if name.startswith("worker")
+                     and any(os.path.isdir(os.path.join(self.directory, name, app_id))
+                             for app_id in ids)]
+            if len(hosts) >= count:
+                return hosts[0]
+            if time.monotonic() > deadline:
+                raise ClusterError(f"{app_name} had no executors on {count} workers "
+                                   f"within {self.timeout:.0f} s")
+            time.sleep(0.2)
+
     def _wait_for_port(self, port: int, name: str) -> None:
         deadline = time.monotonic() + self.timeout
         while True:
