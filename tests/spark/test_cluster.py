@@ -26,6 +26,7 @@ pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
 BILL = ROOT / "programs" / "bill_of_materials"   # recursion, aggregation, negation
+TC = ROOT / "programs" / "transitive_closure"
 SMALL = ["--spark-conf", "spark.sql.shuffle.partitions=4",
          "--spark-conf", "spark.default.parallelism=4"]
 
@@ -54,11 +55,11 @@ def test_run_on_the_cluster_equals_the_local_engine(cluster, tmp_path):
 
 
 def test_run_through_spark_connect(cluster, tmp_path):
-    expected = local_outputs(BILL / "bill_of_materials.dl", BILL / "facts", tmp_path / "local")
+    expected = local_outputs(TC / "transitive_closure.dl", TC / "facts", tmp_path / "local")
     # relative paths, as a user types them: they name files here, not on the server
-    result = datalog("run", "bill_of_materials.dl", "-F", "facts",
+    result = datalog("run", "transitive_closure.dl", "-F", "facts",
                      "-D", str(tmp_path / "spark"), "--engine", "spark",
-                     "--master", cluster.connect_url, "-v", *SMALL, cwd_=BILL)
+                     "--master", cluster.connect_url, "-v", *SMALL, cwd_=TC)
     assert result.returncode == 0, result.stderr
     assert result.stderr == f"spark: master {cluster.connect_url}\n"
     assert read_outputs(str(tmp_path / "spark")) == expected
@@ -108,7 +109,7 @@ def test_a_worker_killed_mid_run_is_survived(cluster, tmp_path):
     facts = tmp_path / "facts"
     facts.mkdir()
     (facts / "edge.facts").write_text("".join(f"{i}\t{i + 1}\n" for i in range(CHAIN)))
-    program = ROOT / "programs" / "transitive_closure" / "transitive_closure.dl"
+    program = TC / "transitive_closure.dl"
     expected = local_outputs(program, facts, tmp_path / "local")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     # Reliable checkpoints: a local checkpoint dies with its executor.
