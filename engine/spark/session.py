@@ -181,7 +181,8 @@ def get_session(master: str | None = None, *, spark: Any = None,
         builder = builder.config(key, value)
     try:
         if not is_connect_url(master):
-            _start_driver(settings)
+            # what pyspark itself would hand to spark-submit
+            _start_driver({"spark.master": master, "spark.app.name": app_name, **settings})
         session = builder.getOrCreate()
     except ImportError as exc:
         # Spark Connect needs grpcio and friends (the ``pyspark[connect]`` extra).
