@@ -122,7 +122,10 @@ def cell(name: str, directory: str, args) -> dict:
         try:
             session = datalog.Program(PROGRAM).session(fact_dir=directory)
             return {"status": "ok", "paths": session.size("path")}
-        except MemoryError:
+        except (MemoryError, datalog.DatalogError) as error:
+            # the engine reports an operator's MemoryError as an evaluation error
+            if not isinstance(error, MemoryError) and "MemoryError" not in str(error):
+                raise
             return {"status": f"MemoryError (budget {args.budget_mib} MiB)"}
     if args.master:
         from engine.spark.session import configure
