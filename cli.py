@@ -164,6 +164,15 @@ def graph(program: str, circuit: bool, macros: dict[str, str],
         fail(error)
 
 
+def _spark_conf(ctx, param, pairs) -> dict:
+    from datalog.api import parse_spark_conf
+
+    try:
+        return parse_spark_conf(pairs)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
 @main.command()
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("-F", "--fact-dir", default=".", show_default=True, metavar="DIR",
@@ -188,11 +197,17 @@ def graph(program: str, circuit: bool, macros: dict[str, str],
                    "every relation equals its from-scratch evaluation (local engine).")
 @click.option("-w", "--no-warn", is_flag=True,
               help="Do not print the program's warnings on standard error.")
+@click.option("--spark-conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              callback=_spark_conf, help="A Spark setting (repeatable; with --engine "
+              "spark or --spill-threshold).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print the Spark master URL and web UI address on standard error.")
 @_preprocessor
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
         spill_threshold: int | None, transactions: str | None, no_warn: bool,
-        macros: dict[str, str], include_dirs: tuple[str, ...]) -> None:
+        spark_conf: dict, verbose: bool, macros: dict[str, str],
+        include_dirs: tuple[str, ...]) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -206,8 +221,11 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     if engine == "spark" and spill_threshold is not None:
         raise click.UsageError("--spill-threshold is for the local engine (with "
                                "--engine spark everything runs on Spark)")
-    if engine == "local" and (master is not None or output_format != "csv"):
-        raise click.UsageError("--master and --output-format parquet need --engine spark")
+    if engine == "local" and output_format != "csv":
+        raise click.UsageError("--output-format parquet needs --engine spark")
+    if engine == "local" and spill_threshold is None and (master is not None or spark_conf):
+        raise click.UsageError("--master and --spark-conf need --engine spark or "
+                               "--spill-threshold")
     where = " on Spark" if engine == "spark" else ""
     try:
         with _progress(f"evaluating {program}{where}"):
@@ -215,6 +233,7 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
                                  max_iterations=max_iterations,
                                  spill_threshold=spill_threshold, master=master,
                                  output_format=output_format, verify=transactions,
+                                 spark_conf=spark_conf, verbose=verbose,
                                  macros=macros, include_dirs=include_dirs)
     except DatalogError as error:
         fail(error)

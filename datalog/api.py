@@ -193,6 +193,7 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         max_iterations: int | None = None, spill_threshold: int | None = None,
         master: str | None = None, output_format: str = "csv", spark=None,
         verify: str | os.PathLike | None = None,
+        spark_conf: Mapping[str, str] | None = None, verbose: bool = False,
         macros: Mapping[str, object] | None = None,
         include_dirs: Sequence[str | os.PathLike] = ()) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
@@ -205,7 +206,10 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     (:mod:`datalog.verify`) applied after the evaluation, one transaction at a
     time, each checked against a from-scratch evaluation: a difference is an
     :class:`~datalog.errors.EvaluationError` naming the transaction, and the
-    outputs are those after the last transaction. ``macros`` and
+    outputs are those after the last transaction. ``spark_conf`` (settings) and
+    ``verbose`` (print the master and web UI on standard error) are for the Spark
+    session of either engine (the local engine's only with ``spill_threshold``,
+    which with ``master`` also chooses where traces spill to). ``macros`` and
     ``include_dirs`` are for a program given by path (see :class:`Program`).
     Outputs are written only once the whole evaluation succeeded; any failure
     raises a :class:`~datalog.errors.DatalogError`.
@@ -238,11 +242,19 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
                                    "(on Spark everything runs in Spark)")
             result = _run_on_spark(program, fact_dir, output_dir,
                                    max_iterations=max_iterations, master=master,
-                                   output_format=output_format, spark=spark)
+                                   output_format=output_format, spark=spark,
+                                   conf=spark_conf, verbose=verbose)
         else:
-            if master is not None or spark is not None or output_format != "csv":
-                raise DatalogError("a Spark master or session and parquet output need "
+            if spark is not None or output_format != "csv":
+                raise DatalogError("a Spark session and parquet output need "
                                    "engine=\"spark\"")
+            if master is not None or spark_conf:
+                if spill_threshold is None:
+                    raise DatalogError("a Spark master and settings need engine=\"spark\" "
+                                       "or a spill_threshold")
+                from engine.spark.session import configure
+
+                configure(master, spark_conf, verbose)
             result = _run_locally(program, fact_dir, output_dir, max_iterations,
                                   spill_threshold, verify)
         sources = program.sources
@@ -252,6 +264,14 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         raise program.located(error) from None
     except EngineError as error:  # the runtime's own (no Spark to spill to, ...)
         raise DatalogError(error.args[0] if error.args else str(error)) from None
+
+
+def parse_spark_conf(pairs) -> dict[str, str]:
+    """``KEY=VALUE`` texts (``--spark-conf``) as Spark settings; ValueError for a
+    text that is not one."""
+    from engine.spark.session import parse_conf
+
+    return parse_conf(pairs)
 
 
 def _run_locally(program: Program, fact_dir: str, output_dir: str,

@@ -14,3 +14,14 @@ def spark():
     session = get_session("local[2]", app_name="datalog-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A standalone master and two workers on 127.0.0.1 (tests.spark.cluster),
+    with a Spark Connect server; every JVM stopped at the end, failed tests
+    included."""
+    from tests.spark.cluster import Cluster
+
+    with Cluster(workers=2, connect=True) as running:
+        yield running

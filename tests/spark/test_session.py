@@ -5,6 +5,7 @@ in by an application, the one-sentence errors without pyspark or Java, and
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,36 @@ def test_parquet_needs_the_spark_engine(tmp_path):
                                        "--output-format", "parquet"])
     assert result.exit_code == 2
     assert "--engine spark" in result.output
+
+
+@pytest.mark.spark
+def test_verbose_prints_master_and_ui_and_nothing_else(tmp_path):
+    # the real command: a JVM of its own, whose standard error is the test's
+    command = ["datalog", "run", str(TC / "transitive_closure.dl"), "-F", str(TC / "facts"),
+               "-D", str(tmp_path), "--engine", "spark", "--master", "local[1]", "-v",
+               "--spark-conf", "spark.ui.enabled=true", "--spark-conf", "spark.ui.port=0"]
+    out = subprocess.run(command, capture_output=True, text=True, check=False,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.returncode == 0, out.stderr
+    master, ui = out.stderr.splitlines()   # no log line, no JVM notice
+    assert master == "spark: master local[1]"
+    assert re.fullmatch(r"spark: web UI http://127\.0\.0\.1:\d+", ui)
+    for expected in (TC / "expected").iterdir():
+        assert (tmp_path / expected.name).read_text() == expected.read_text()
+
+
+def test_spark_conf_must_be_key_value(tmp_path):
+    result = CliRunner().invoke(main, ["run", str(TC / "transitive_closure.dl"), "-F",
+                                       str(TC / "facts"), "-D", str(tmp_path),
+                                       "--engine", "spark", "--spark-conf", "spark.ui"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--spark-conf': `spark.ui` is not key=value" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_master_needs_spark_or_spilling(tmp_path):
+    result = CliRunner().invoke(main, ["run", str(TC / "transitive_closure.dl"), "-F",
+                                       str(TC / "facts"), "-D", str(tmp_path),
+                                       "--spark-conf", "spark.ui.enabled=true"])
+    assert result.exit_code == 2
+    assert "--master and --spark-conf need --engine spark or --spill-threshold" in result.output

@@ -72,7 +72,9 @@ def read_input(spark, io: IOPlan, relation: RelationPlan, path: str):
               .option("nullValue", "\u0001\u0002").option("emptyValue", "")
               .option("header", is_true(io.param("headers")))
               .option("encoding", "UTF-8"))
-    lines = reader.csv(path).select(f.regexp_replace("line", "\r$", "").alias("line"))
+    # absolute: a Spark Connect server resolves relative paths in its own directory
+    where = path if "://" in path else os.path.abspath(path)
+    lines = reader.csv(where).select(f.regexp_replace("line", "\r$", "").alias("line"))
     arity = relation.arity
     if arity == 0:
         return lines.limit(1).select()
@@ -193,7 +195,8 @@ class OutputWriter:
         self.staging = None
         if self.local:
             os.makedirs(output_dir, exist_ok=True)
-            self.staging = tempfile.mkdtemp(prefix=".datalog-spark-", dir=output_dir)
+            self.staging = os.path.abspath(  # as read_input's paths
+                tempfile.mkdtemp(prefix=".datalog-spark-", dir=output_dir))
         self.pending: list[tuple[str, str]] = []
 
     def write(self, df, relation: RelationPlan, io: IOPlan) -> None:

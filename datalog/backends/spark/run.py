@@ -65,17 +65,19 @@ def read_inputs(executor: SparkExecutor, fact_dir: str) -> dict:
 
 def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", *,
                  master: str | None = None, spark=None, output_format: str = "csv",
-                 max_iterations: int | None = None, checkpoint_dir: str | None = None
-                 ) -> SparkRun:
+                 max_iterations: int | None = None, checkpoint_dir: str | None = None,
+                 conf: dict | None = None, verbose: bool = False) -> SparkRun:
     """Evaluates ``plan`` on Spark; ``output_dir`` ``"-"`` prints every output.
-    ``spark`` is a session the caller owns (else one is made for ``master``)."""
+    ``spark`` is a session the caller owns (else one is made for ``master``
+    with the settings ``conf``; ``verbose`` prints its master and web UI)."""
     if output_format not in OUTPUT_FORMATS:
         raise DatalogError(f"unknown output format `{output_format}` "
                            f"(expected one of {', '.join(OUTPUT_FORMATS)})")
     for io in plan.outputs:
         check_io(io)
     check_outputs(plan.outputs, output_dir, "parquet" if output_format == "parquet" else "csv")
-    spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir)
+    spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir, conf=conf,
+                        verbose=verbose)
     executor = SparkExecutor(spark, plan, **(
         {"max_iterations": max_iterations} if max_iterations else {}))
     try:
