@@ -5,7 +5,8 @@
   (``delimiter=`` changes it), symbols unquoted as Soufflé writes them; the
   directive's ``filename=`` names another file (relative to ``DIR``) and
   ``headers=true`` skips the first line. Blank lines are skipped (except for a
-  relation of arity 0, where any line is its one empty row).
+  relation of arity 0, where any line is its one empty row, a line that holds the
+  delimiter, and a line of spaces for one symbol column).
 - ``.output r`` writes ``DIR/r.csv`` (or ``filename=``), tab separated (or
   ``delimiter=``), rows sorted; ``IO=stdout`` (or the command line's ``-D -``)
   prints the relation to standard output instead.
@@ -268,9 +269,9 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
         if arity == 0:
             rows.add(())
             continue
-        if not line.strip() and not (arity == 1 and relation.types[0] == "symbol"
-                                     and line):
-            continue
+        if not line.strip() and not (sep in line if arity > 1
+                                     else relation.types[0] == "symbol" and line):
+            continue  # a blank line; but `\t` is a row of two empty symbols
         fields = line.split(sep)
         if len(fields) != arity:
             raise data_error(path, number, wrong_arity(relation, str(len(fields))))
