@@ -97,6 +97,23 @@ _MASK = _MODULUS - 1
 _SIGN = 1 << (WIDTH - 1)
 NUMBER_MIN, NUMBER_MAX = -_SIGN, _SIGN - 1
 UNSIGNED_MAX = _MASK
+#: More significant digits than any 64-bit value has in any base (it has at most 64
+#: binary digits): a longer integer text is out of range without being converted
+#: (Python refuses to convert a decimal text of more than 4300 digits).
+MAX_INTEGER_DIGITS = 64
+
+
+def integer_value(digits: str, base: int = 10) -> int | None:
+    """The value of the unsigned integer text ``digits`` in ``base``; ``None`` when it
+    has more than :data:`MAX_INTEGER_DIGITS` significant digits (out of every range).
+
+    >>> integer_value("00ff", 16), integer_value("9" * 5000)
+    (255, None)
+    """
+    significant = digits.lstrip("0")
+    if len(significant) > MAX_INTEGER_DIGITS:
+        return None
+    return int(significant or "0", base)
 
 
 class FunctorError(EvaluationError):
@@ -372,11 +389,13 @@ def _parse_integer(text: str, result: str) -> int:
     if m is None:
         raise FunctorError(f"to_{result}: {text!r} is not a number")
     sign, hexa, binary, decimal = m.groups()
-    value = int(hexa, 16) if hexa else int(binary, 2) if binary else int(decimal)
-    value = -value if sign == "-" else value
+    value = integer_value(hexa, 16) if hexa else integer_value(binary, 2) if binary \
+        else integer_value(decimal)
     low, high = (NUMBER_MIN, NUMBER_MAX) if result == "number" else (0, UNSIGNED_MAX)
-    if not low <= value <= high:
-        raise FunctorError(f"to_{result}: {text!r} is out of range for {result}")
+    if value is None or not low <= (-value if sign == "-" else value) <= high:
+        shown = repr(text) if len(text) <= 40 else f"a text of {len(text)} characters"
+        raise FunctorError(f"to_{result}: {shown} is out of range for {result}")
+    value = -value if sign == "-" else value
     return value
 
 

@@ -5,7 +5,8 @@
   (``delimiter=`` changes it), symbols unquoted as Soufflé writes them; the
   directive's ``filename=`` names another file (relative to ``DIR``) and
   ``headers=true`` skips the first line. Blank lines are skipped (except for a
-  relation of arity 0, where any line is its one empty row).
+  relation of arity 0, where any line is its one empty row, a line that holds the
+  delimiter, and a line of spaces for one symbol column).
 - ``.output r`` writes ``DIR/r.csv`` (or ``filename=``), tab separated (or
   ``delimiter=``), rows sorted; ``IO=stdout`` (or the command line's ``-D -``)
   prints the relation to standard output instead.
@@ -76,13 +77,76 @@ IO_BOOLEANS = ("true", "false", "1", "0", "yes", "no")
 
 
 def _unescape(text: str) -> str:
-    return text.encode("utf-8").decode("unicode_escape") if "\\" in text else text
+    """Python's backslash escapes (``\\t``, ``\\x1f``, ``\\u2028``) resolved; other
+    characters kept as they are. ``UnicodeDecodeError`` for a bad escape."""
+    if "\\" not in text:
+        return text
+    return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
+def delimiter_problem(value: str) -> str | None:
+    """Why ``delimiter=value`` cannot separate columns, or ``None`` when it can.
+
+    >>> delimiter_problem("\\\\x1f") is None, delimiter_problem("\\\\x")
+    (True, 'a bad escape (truncated \\\\xXX escape)')
+    """
+    try:
+        sep = _unescape(value)
+    except UnicodeDecodeError as exc:
+        return f"a bad escape ({exc.reason})"
+    if any(c in sep for c in "\n\r"):
+        return "a line break (rows are lines)"
+    if not _encodable(sep):
+        return "a character that UTF-8 cannot encode"
+    return None
 
 
 def delimiter(io: Directive | None) -> str:
     """The column separator a directive asks for (``\\t`` by default)."""
     value = io.param("delimiter") if io is not None else None
-    return _unescape(value) if value else "\t"
+    if not value:
+        return "\t"
+    problem = delimiter_problem(value)
+    if problem is not None:
+        raise DataError([Diagnostic(
+            "error", f".{io.kind} {io.relation}: delimiter={value!r} holds {problem}", None)])
+    return _unescape(value)
+
+
+def filename_problem(value: str) -> str | None:
+    """Why ``filename=value`` cannot name a file, or ``None`` when it may.
+
+    >>> filename_problem("out/r.csv") is None, filename_problem("a\\0b")
+    (True, 'a NUL byte')
+    """
+    if "\0" in value:
+        return "a NUL byte"
+    try:
+        os.fsencode(value)
+    except UnicodeEncodeError:
+        return "a character the file system cannot encode"
+    return None
+
+
+def _filename(io: Directive, default: str) -> str:
+    value = io.param("filename") or default
+    problem = filename_problem(value)
+    if problem is not None:
+        raise DataError([Diagnostic(
+            "error", f".{io.kind} {io.relation}: filename={value!r} holds {problem}", None)])
+    return value
+
+
+def _encodable(text: str) -> bool:
+    """Whether UTF-8 can write ``text`` (a lone surrogate, as invalid UTF-8 read
+    with Python's ``surrogateescape`` gives, cannot)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def is_true(value: str | None) -> bool:
@@ -95,15 +159,13 @@ def input_path(io: Directive, fact_dir: str) -> str:
     ``IO=stdin``)."""
     if (io.param("IO") or "").lower() == "stdin":
         return "-"
-    filename = io.param("filename") or f"{io.relation}.facts"
-    return os.path.join(fact_dir, filename)
+    return os.path.join(fact_dir, _filename(io, f"{io.relation}.facts"))
 
 
 def output_path(io: Directive, output_dir: str, extension: str = "csv") -> str:
     """The file an ``.output`` directive writes, under ``output_dir``
     (``filename=``, else ``<relation>.<extension>``)."""
-    filename = io.param("filename") or f"{io.relation}.{extension}"
-    return os.path.join(output_dir, filename)
+    return os.path.join(output_dir, _filename(io, f"{io.relation}.{extension}"))
 
 
 def check_outputs(outputs: Iterable[Directive], output_dir: str,
@@ -194,7 +256,7 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
                 text = handle.read()
     except FileNotFoundError:
         raise missing_file(relation, path) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeError, ValueError) as exc:  # ValueError: a NUL byte in path
         raise DataError([Diagnostic(
             "error", f"cannot read fact file for `{relation.name}`: {path}: {exc}",
             None)]) from None
@@ -207,9 +269,9 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
         if arity == 0:
             rows.add(())
             continue
-        if not line.strip() and not (arity == 1 and relation.types[0] == "symbol"
-                                     and line):
-            continue
+        if not line.strip() and not (sep in line if arity > 1
+                                     else relation.types[0] == "symbol" and line):
+            continue  # a blank line; but `\t` is a row of two empty symbols
         fields = line.split(sep)
         if len(fields) != arity:
             raise data_error(path, number, wrong_arity(relation, str(len(fields))))
@@ -240,7 +302,22 @@ def format_rows(rows: Iterable[tuple], relation: Relation,
         lines = ["()" for _ in lines]
     if io is not None and is_true(io.param("headers")):
         lines.insert(0, sep.join(relation.attributes))
-    return "".join(line + "\n" for line in lines)
+    text = "".join(line + "\n" for line in lines)
+    if not _encodable(text):
+        raise _unwritable(text, relation)
+    return text
+
+
+def _unwritable(text: str, relation: Relation) -> DataError:
+    """The error for an output text that UTF-8 cannot encode: the first line that
+    holds such a character, shown with escapes."""
+    line = next(line for line in text.split("\n") if not _encodable(line))
+    bad = next(c for c in line if not _encodable(c))
+    shown = ascii(line) if len(line) <= 60 else ascii(line[:60]) + "..."
+    return DataError([Diagnostic(
+        "error", f"cannot write `{relation.name}`: the row {shown} holds U+{ord(bad):04X}, "
+                 "which UTF-8 cannot encode", None,
+        hint="a lone surrogate comes from input that was not valid UTF-8")])
 
 
 def format_stdout(rows: Iterable[tuple], relation: Relation,
@@ -277,7 +354,7 @@ def write_files(contents: dict[str, str]) -> None:
         for temp, _ in temps:
             if os.path.exists(temp):
                 os.unlink(temp)
-        if not isinstance(exc, OSError):
+        if not isinstance(exc, (OSError, UnicodeError, ValueError)):
             raise
         raise DataError([Diagnostic("error", f"cannot write output: {exc}", None)]) \
             from None

@@ -74,6 +74,7 @@ class Repl:
         self.lines: list[str] = []            # the session's input so far
         self.reader = StatementReader()
         self.changes: Changes = {}
+        self._undo: list = []                  # the changes' previous weights (a statement's)
         self.pending: Changes | None = None    # the open transaction's changes
         self.timing = False
         self.failed = False                    # some statement failed
@@ -90,7 +91,13 @@ class Repl:
     def feed(self, line: str) -> None:
         """Read one line of input and execute the statements it completes."""
         self.lines.append(line.rstrip("\r\n"))
-        for statement in self.reader.feed(line):
+        try:
+            statements = self.reader.feed(line)
+        except Exception as exc:  # a bug in the reader: drop the unfinished statement
+            self.reader.reset()
+            self.internal_error(exc)
+            return
+        for statement in statements:
             self.execute(statement)
             if self.done:
                 return
@@ -141,7 +148,52 @@ class Repl:
     # ------------------------------------------------------------ statements
 
     def execute(self, statement: Statement) -> bool:
-        """Execute one statement; returns whether it succeeded."""
+        """Execute one statement; returns whether it succeeded. Whatever goes wrong,
+        the session goes on: a :class:`DatalogError` is reported as it is, any
+        other exception (a bug) as one line, with the session put back as it was
+        before the statement."""
+        before = self._state()
+        try:
+            return self._execute(statement)
+        except Exception as exc:
+            self._restore(before)
+            self.internal_error(exc)
+            return False
+
+    def _state(self) -> tuple:
+        """What a statement may change (see :meth:`_restore`)."""
+        self._undo = []
+        return (self.text, self.program, self.session, self.checked,
+                None if self.pending is None else dict(self.pending), self.timing)
+
+    def _restore(self, state: tuple) -> None:
+        """Put back the session as ``state`` had it. The session object itself may
+        be half-way through a change, so it is rebuilt from the program and the
+        facts committed before the statement (as after Ctrl-C)."""
+        text, program, session, checked, pending, timing = state
+        for key, weight in reversed(self._undo):
+            self.changes.pop(key, None)
+            if weight is not None:
+                self.changes[key] = weight
+        self._undo = []
+        self.pending, self.timing = pending, timing
+        self.reader.reset()
+        try:
+            self._install(text, *self._build(text))
+        except Exception:  # the rebuild fails too: keep the objects from before
+            self._install(text, program, session, checked)
+
+    def internal_error(self, exc: BaseException) -> None:
+        """An exception that is a bug of this program, as one line."""
+        message = " ".join(str(exc).split())
+        if len(message) > 200:
+            message = message[:200] + "..."
+        self.failed = True
+        self.note(f"error: internal error: {type(exc).__name__}: {message} (the session "
+                  "is as it was before the statement; please report this with the input "
+                  "that caused it)")
+
+    def _execute(self, statement: Statement) -> bool:
         from datalog.repl.commands import run_command
         try:
             if statement.kind == "meta":
@@ -274,7 +326,7 @@ class Repl:
         elapsed = time.perf_counter() - start
         self.last_delta = tx.delta
         for key, weight in changes.items():
-            self.changes.pop(key, None)
+            self._undo.append((key, self.changes.pop(key, None)))
             self.changes[key] = weight
         reported = set(self.reported)
         lines = [(relation, row, weight) for relation, row, weight in tx.delta

@@ -21,6 +21,7 @@ so later stages can walk terms recursively.
 
 from __future__ import annotations
 
+from datalog.dialect.functors import integer_value
 from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import (
     Aggregate,
@@ -222,8 +223,16 @@ class Callbacks:
         return Plan(tuple(entry for entry, _ in entries), self.span(keyword, entries[-1][1]))
 
     def plan_entry(self, version, _lpar, *rest):
-        order = tuple(int(t) for t in rest if t is not None and t.type == "INT")
-        return (int(version), order), rest[-1]
+        order = tuple(self.small_integer(t) for t in rest
+                      if t is not None and t.type == "INT")
+        return (self.small_integer(version), order), rest[-1]
+
+    def small_integer(self, token) -> int:
+        """A plan's version or atom index (plain decimal digits)."""
+        value = integer_value(str(token))
+        if value is None:
+            raise self.error("number too large", self.token_span(token))
+        return value
 
     def fact(self, *children):
         calls, end = children[:-1], children[-1]
@@ -379,12 +388,15 @@ class Callbacks:
         if text.endswith("u"):
             kind, text = "unsigned", text[:-1]
         lower = text.lower()
-        if lower.startswith("0x"):
-            value = int(text, 16)
-        elif lower.startswith("0b"):
-            value = int(text, 2)
+        if lower.startswith(("0x", "0b")):
+            value = integer_value(text[2:], 16 if lower[1] == "x" else 2)
         else:
-            value = int(text)
+            value = integer_value(text)
+        if value is None:
+            raise self.error(f"integer literal of {len(text)} digits does not fit in a 64-bit "
+                             f"`{kind}`", self.token_span(token),
+                             hint="numbers range from -2^63 to 2^63 - 1, unsigned numbers "
+                                  "from 0 to 2^64 - 1")
         return Constant(value, kind, self.token_span(token))
 
     def float(self, token):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from datalog.dialect.functors import MAX_INTEGER_DIGITS
 from datalog.syntax.ast import Atom, Constant, Fact, Span
 
 _NUMBER = (r"0[xX][0-9a-fA-F]+u?|0[bB][01]+u?|[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?"
@@ -85,6 +86,8 @@ def _fact(line: str, number: int, path: str) -> Fact | None:
             text = a.group(0)
             if text.startswith("-") and text.endswith("u"):
                 return None  # `-1u` is an operator applied to an unsigned literal
+            if len(text) > MAX_INTEGER_DIGITS and not text.startswith('"'):
+                return None  # out of range: the parser says where
             start = base + a.start() + 1
             args.append(constant(text, Span(path, number, start, number, start + len(text))))
     close = line.index(")", m.end(2) if m.group(2) is not None else m.end(1))

@@ -17,7 +17,10 @@ from datalog.analysis.stratify import dependency_graph, stratify
 from datalog.errors import DatalogError
 from datalog.syntax.parser import parse
 
-FUZZ = settings(max_examples=int(os.environ.get("DATALOG_FUZZ_EXAMPLES", "150")),
+# DATALOG_FUZZ=long: a longer campaign (see tests/datalog/test_fuzz_io.py)
+FUZZ = settings(max_examples=int(os.environ.get(
+                    "DATALOG_FUZZ_EXAMPLES",
+                    "5000" if os.environ.get("DATALOG_FUZZ") == "long" else "150")),
                 deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 TOKENS = [

@@ -85,3 +85,41 @@ def test_an_interrupted_durable_session_reopens_its_store(tmp_path):
     assert (1, 2) in repl.reading.query("edge") and (3, 4) in repl.reading.query("edge")
     repl.finish()
     assert not repl.failed
+
+
+def test_a_bug_in_a_statement_is_one_line_and_the_session_is_as_before(monkeypatch):
+    repl, out = session("edge(3, 4).")
+    before = {name: repl.session.query(name) for name in ("edge", "path")}
+
+    def broken(*args, **kwargs):   # fails after the transaction committed
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(Repl, "_print_changes", broken)
+    repl.feed("edge(7, 8).\n")
+    monkeypatch.undo()
+    errors = [line for line in out.getvalue().splitlines() if "internal error" in line]
+    assert errors == ["error: internal error: RuntimeError: boom second line (the session "
+                      "is as it was before the statement; please report this with the "
+                      "input that caused it)"]
+    assert {name: repl.session.query(name) for name in ("edge", "path")} == before
+    assert ("edge", (7, 8)) not in repl.changes and repl.failed
+    repl.feed("edge(5, 6).\n")
+    assert (5, 6) in repl.session.query("edge") and (7, 8) not in repl.session.query("edge")
+
+
+def test_a_bug_in_a_meta_command_leaves_the_transaction_open(monkeypatch):
+    from datalog.repl import commands
+
+    repl, out = session()
+    repl.feed(":begin\n")
+    repl.feed("edge(3, 4).\n")
+
+    def broken(*args):
+        raise KeyError("rels")
+
+    monkeypatch.setitem(commands._HANDLERS, ":rels", broken)
+    repl.feed(":rels\n")
+    assert "error: internal error: KeyError: 'rels'" in out.getvalue()
+    assert repl.pending == {("edge", (3, 4)): 1}
+    repl.feed(":commit\n")
+    assert (3, 4) in repl.session.query("edge")

@@ -21,9 +21,25 @@ from __future__ import annotations
 from datalog.analysis.checks.clauses import undefined_relation
 from datalog.analysis.context import Context
 from datalog.analysis.types import word_span
-from datalog.dialect.io import IO_BOOLEANS, IO_KINDS, IO_PARAMETERS
+from datalog.dialect.io import (
+    IO_BOOLEANS,
+    IO_KINDS,
+    IO_PARAMETERS,
+    delimiter_problem,
+    filename_problem,
+)
 from datalog.errors import Diagnostic, did_you_mean
 from datalog.syntax.ast import Module
+
+#: The parameters whose values are checked as the engine will use them.
+PROBLEMS = {"delimiter": delimiter_problem, "filename": filename_problem}
+HINTS = {"delimiter": "a delimiter is one or more characters; escapes as in Python "
+                      "(`\\t`, `\\x1f`, `\\u2028`)",
+         "filename": "a file name relative to the fact or output directory"}
+
+
+def _no_problem(value: str) -> None:
+    return None
 
 
 def check_io_directives(program: Module, context: Context) -> list[Diagnostic]:
@@ -57,4 +73,8 @@ def check_io_directives(program: Module, context: Context) -> list[Diagnostic]:
             elif key in ("headers", "rfc4180") and value.strip().lower() not in IO_BOOLEANS:
                 out.append(Diagnostic("error", f"`{key}` must be `true` or `false`",
                                       word_span(sources, directive.span, key)))
+            elif (problem := PROBLEMS.get(key, _no_problem)(value)) is not None:
+                out.append(Diagnostic("error", f"`{key}=` holds {problem}",
+                                      word_span(sources, directive.span, key),
+                                      hint=HINTS[key]))
     return out
