@@ -32,16 +32,9 @@ import sys
 import tempfile
 import time
 
+from benchmarks.spark_tc import PROGRAM
 from benchmarks.spill import graph
 
-PROGRAM = """
-.decl edge(x: number, y: number)
-.input edge
-.decl path(x: number, y: number)
-.printsize path
-path(x, y) :- edge(x, y).
-path(x, z) :- path(x, y), edge(y, z).
-"""
 ENGINES = ("spark", "spill", "duckdb", "memory")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 

@@ -257,7 +257,7 @@ class _Preprocessor:
     def condition(self, line: str, pos: int, number: int, name: str, start: int,
                   end: int) -> bool:
         """The truth of the ``#if``/``#elif`` expression in ``line`` from ``pos``."""
-        text = _blank_comments(line[pos:])
+        text = _strip_comments(line[pos:], keep_columns=True)
         try:
             toks = self.expand_condition(tokens(text, pos + 1), line, number)
             return evaluate(toks, len(line.rstrip()) + 1) != 0
@@ -317,7 +317,7 @@ class _Preprocessor:
             else:
                 body = macro.body
             body = self.rescan(body, {macro.name}, number, first - 1, last - 1, 1)
-            inner = tokens(_blank_comments(body), 1)
+            inner = tokens(_strip_comments(body, keep_columns=True), 1)
             out += self.expand_condition(inner, line, number, (first, last),
                                          disabled | {macro.name})
             i = stop
@@ -497,8 +497,9 @@ def _replace_identifiers(text: str, replace: Callable[[str], str | None]) -> str
     return "".join(out)
 
 
-def _blank_comments(text: str) -> str:
-    """``text`` with each comment replaced by spaces (columns stay)."""
+def _strip_comments(text: str, keep_columns: bool = False) -> str:
+    """``text`` without its comments: a block comment becomes one space, or with
+    ``keep_columns`` as many spaces as it had characters (so columns stay)."""
     out = []
     pos = 0
     while pos < len(text):
@@ -509,29 +510,8 @@ def _blank_comments(text: str) -> str:
         if piece == "/*":
             close = text.find("*/", m.end())
             stop = len(text) if close < 0 else close + 2
-            out.append(" " * (stop - pos))
+            out.append(" " * (stop - pos) if keep_columns else " ")
             pos = stop
-            continue
-        out.append(piece)
-        pos = m.end()
-    return "".join(out)
-
-
-def _strip_comments(text: str) -> str:
-    """``text`` without its comments (a block comment becomes a space)."""
-    out = []
-    pos = 0
-    while pos < len(text):
-        m = _PIECE.match(text, pos)
-        piece = m.group(0)
-        if piece.startswith("//"):
-            break
-        if piece == "/*":
-            close = text.find("*/", m.end())
-            out.append(" ")
-            if close < 0:
-                break
-            pos = close + 2
             continue
         out.append(piece)
         pos = m.end()
