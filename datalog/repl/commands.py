@@ -86,8 +86,15 @@ def _commit(repl: Repl, statement: Statement, args: list[str]) -> None:
                      repl.sources())
     # DDlog's plain `commit;` prints no changes; `commit dump_changes;` does
     show = not statement.text.startswith("commit") or "dump_changes" in statement.text
-    repl.commit(repl.pending, show=show)
-    repl.pending = None
+    # A commit that fails closes the transaction: nothing of it took effect.
+    pending, repl.pending = repl.pending, None
+    try:
+        repl.commit(pending, show=show)
+    except DatalogError as error:
+        raise type(error)([*error.diagnostics, Diagnostic(
+            "error", f"the transaction was rolled back: none of its "
+                     f"{plural(len(pending), 'change')} took effect",
+            hint="fix what failed, then `:begin` again")], error.sources) from None
 
 
 def _rollback(repl: Repl, statement: Statement, args: list[str]) -> None:

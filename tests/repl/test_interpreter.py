@@ -13,6 +13,24 @@ def session(*lines: str) -> tuple[Repl, io.StringIO]:
     return repl, out
 
 
+def test_a_failed_commit_rolls_the_transaction_back_and_says_so(tmp_path):
+    program = tmp_path / "z.dl"
+    program.write_text(".decl e(x: number)\n.decl q(x: number)\n.output q\nq(10 / x) :- e(x).\n")
+    out = io.StringIO()
+    repl = Repl(str(program), None, out=out, err=out)
+    repl.feed_lines([":begin", "e(1).", "e(0).", ":commit"])
+    text = out.getvalue()
+    assert "division by zero" in text
+    assert ("error: the transaction was rolled back: none of its 2 changes took effect\n"
+            "hint: fix what failed, then `:begin` again") in text
+    assert repl.pending is None and repl.failed
+    assert repl.session.query("e") == frozenset()
+    repl.feed_lines([":commit"])               # nothing is open any more
+    assert "no transaction is open" in out.getvalue()
+    repl.feed_lines(["e(2)."])                 # and the session goes on
+    assert repl.session.query("q") == frozenset({(5,)})
+
+
 def test_an_interrupted_statement_leaves_the_committed_state():
     repl, out = session("edge(3, 4).", "-edge(1, 2).")
     before = {name: repl.session.query(name) for name in ("edge", "path")}
