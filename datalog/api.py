@@ -405,9 +405,18 @@ class Transaction:
             changes[row] = present
 
     def __enter__(self) -> Transaction:
+        # One transaction at a time: a block nested in another would commit first
+        # and alone, so it is an error rather than a silent second transaction.
+        if self.session._open is not None:
+            raise DatalogError("a transaction is already open on this session: record "
+                               "the changes on it (tx.insert, tx.retract) instead of "
+                               "opening another inside it")
+        self.session._open = self
         return self
 
     def __exit__(self, kind, value, traceback) -> bool:
+        if self.session._open is self:
+            self.session._open = None
         if self._done:
             return False
         self._done = True
@@ -429,6 +438,7 @@ class Session:
         plan = program.plan
         self._relations = plan.relations
         self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
+        self._open: Transaction | None = None        # the `with` block in progress
         self._max_iterations = max_iterations
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold)

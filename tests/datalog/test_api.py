@@ -298,3 +298,20 @@ def test_run_takes_macros_and_include_dirs_and_returns_warnings(tmp_path):
                                         include_dirs=[tmp_path / "lib"])
     with pytest.raises(DatalogError, match="give them to Program"):
         datalog.run(program, tmp_path, tmp_path, macros={"N": 6})
+
+
+def test_nested_transactions_are_an_error_and_change_nothing():
+    session = datalog.Program(".decl e(x: number)").session()
+    with pytest.raises(DatalogError, match="a transaction is already open"):
+        with session.transaction() as outer:
+            outer.insert("e", (1,))
+            with session.transaction() as inner:
+                inner.insert("e", (2,))
+    with pytest.raises(DatalogError, match="a transaction is already open"):
+        with session.transaction() as tx:
+            tx.insert("e", (3,))
+            session.insert("e", (4,))
+    assert session.query("e") == frozenset()       # neither block committed anything
+    with session.transaction() as tx:              # and the session goes on
+        tx.insert("e", (5,))
+    assert session.query("e") == frozenset({(5,)})
