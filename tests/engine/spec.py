@@ -226,10 +226,5 @@ def consolidate(entries) -> dict:
     """
     out: dict = {}
     for key, value, _time, weight in entries:
-        row = (key, value)
-        total = out.get(row, 0) + weight
-        if total:
-            out[row] = total
-        else:
-            del out[row]
+        add_into(out, {(key, value): weight})
     return out
