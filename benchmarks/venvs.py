@@ -1,11 +1,19 @@
-"""A Python 3.12 interpreter with pydbsp, for the one peer that needs it.
+"""Virtual environments for the peers that cannot share the project's.
 
-pydbsp requires Python 3.12 and the project runs on 3.11. This module finds an
-interpreter of version 3.12 or later that is already on the machine (on the
-``PATH`` or among pyenv's installed versions: nothing is downloaded but the
-pydbsp package itself, from PyPI), makes a virtual environment with it, and
-installs the pinned pydbsp there. When no such interpreter exists,
-:class:`Unavailable` says so, and the table reports pydbsp as not measured.
+pydbsp requires Python 3.12 (the project runs on 3.11), and Pathway brings
+about 1.5 GiB of dependencies whose pins we do not want in the project's
+environment. For each such peer, this module finds an interpreter of the
+version it needs that is already on the machine (on the ``PATH`` or among
+pyenv's installed versions: nothing is downloaded but the peer's pinned
+package and its dependencies, from the configured package index), makes a
+virtual environment with it under ``~/.cache/datalog-circuits/``, and installs
+the package there. When that cannot be done, :class:`Unavailable` says why,
+and the table reports the peer as not measured.
+
+>>> ENVIRONMENTS["pydbsp"].requirement
+'pydbsp==2.1.0'
+>>> ENVIRONMENTS["pathway"].python >= (3, 10)
+True
 """
 
 from __future__ import annotations
@@ -14,14 +22,36 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
+from dataclasses import dataclass
 
-PYDBSP = "pydbsp==2.1.0"
-VENV = os.environ.get("DATALOG_BENCH_PY312_VENV",
-                      os.path.expanduser("~/.cache/datalog-circuits/bench-py312"))
+CACHE = os.path.expanduser("~/.cache/datalog-circuits")
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A virtual environment holding one peer's package: the oldest Python it
+    runs on, the pinned requirement, and the import that proves it works."""
+
+    name: str
+    python: tuple[int, int]
+    requirement: str
+    probe: str
+
+    @property
+    def path(self) -> str:
+        variable = f"DATALOG_BENCH_{self.name.upper()}_VENV"
+        return os.environ.get(variable, os.path.join(CACHE, f"bench-{self.name}"))
+
+
+ENVIRONMENTS = {
+    "pydbsp": Environment("pydbsp", (3, 12), "pydbsp==2.1.0", "import pydbsp.datalog_stratified"),
+    "pathway": Environment("pathway", (3, 10), "pathway==0.33.0", "import pathway"),
+}
 
 
 class Unavailable(Exception):
-    """No Python 3.12 with pydbsp can be had here; the message says why."""
+    """A peer's environment cannot be had here; the message says why."""
 
 
 def _version(python: str) -> tuple[int, int] | None:
@@ -37,43 +67,48 @@ def _version(python: str) -> tuple[int, int] | None:
 
 
 def candidates() -> list[str]:
-    """Interpreters that might be 3.12 or later: on the PATH, then pyenv's."""
-    found = [shutil.which(name) for name in ("python3.12", "python3.13", "python3.14")]
+    """Interpreters to try, in order: this one, then newer ones on the PATH,
+    then pyenv's."""
+    found = [sys.executable]
+    found += [shutil.which(f"python3.{minor}") for minor in range(12, 15)]
     root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     found += sorted(glob.glob(os.path.join(root, "versions", "3.1[2-9]*", "bin", "python3")))
     return [python for python in found if python]
 
 
-def interpreter() -> str:
-    """The first candidate that really runs as Python 3.12 or later."""
+def interpreter(at_least: tuple[int, int]) -> str:
+    """The first candidate that really runs as Python ``at_least`` or later."""
     for python in candidates():
         version = _version(python)
-        if version is not None and version >= (3, 12):
+        if version is not None and version >= at_least:
             return python
-    raise Unavailable("no Python >= 3.12 interpreter on this machine "
+    wanted = ".".join(map(str, at_least))
+    raise Unavailable(f"no Python >= {wanted} interpreter on this machine "
                       "(searched the PATH and pyenv's versions)")
 
 
-def python_with_pydbsp() -> str:
-    """The path of a Python >= 3.12 that can ``import pydbsp``, creating and
-    filling the virtual environment on first use."""
-    python = os.path.join(VENV, "bin", "python")
-    if os.path.exists(python) and _has_pydbsp(python):
+def python_for(name: str) -> str:
+    """The path of a Python that can run peer environment ``name``, creating
+    and filling its virtual environment on first use."""
+    env = ENVIRONMENTS[name]
+    python = os.path.join(env.path, "bin", "python")
+    if os.path.exists(python) and _works(python, env):
         return python
-    base = interpreter()
-    steps = [[base, "-m", "venv", "--clear", VENV],
-             [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", PYDBSP]]
+    base = interpreter(env.python)
+    steps = [[base, "-m", "venv", "--clear", env.path],
+             [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+              env.requirement]]
     for step in steps:
-        done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
+        done = subprocess.run(step, capture_output=True, text=True, timeout=1200, check=False)
         if done.returncode != 0:
             lines = (done.stderr or done.stdout).strip().splitlines() or ["no output"]
             raise Unavailable(f"{' '.join(step[1:4])} failed: {lines[-1]}")
-    if not _has_pydbsp(python):
-        raise Unavailable(f"{PYDBSP} installed but does not import under {base}")
+    if not _works(python, env):
+        raise Unavailable(f"{env.requirement} installed but does not import under {base}")
     return python
 
 
-def _has_pydbsp(python: str) -> bool:
-    done = subprocess.run([python, "-c", "import pydbsp.datalog_stratified"],
-                          capture_output=True, timeout=60, check=False)
+def _works(python: str, env: Environment) -> bool:
+    done = subprocess.run([python, "-c", env.probe], capture_output=True, timeout=120,
+                          check=False)
     return done.returncode == 0
