@@ -16,7 +16,7 @@ import sys
 import time
 from importlib import metadata
 
-from benchmarks import py312, report, workloads
+from benchmarks import report, venvs, workloads
 from benchmarks.peers import PEERS
 from benchmarks.runner import ROOT, Runner, Settings
 
@@ -37,12 +37,16 @@ METHOD = """\
   semi-naive loop's batch, `×fastest` by the fastest peer other than the
   engine, both from this run.
 - **peak MiB**: the cell process's peak RSS (`ru_maxrss`) right after the
-  batch; each cell is its own process. **B/tuple**: (peak RSS after the batch
-  − RSS before it, after imports and input generation) ÷ derived tuples.
+  batch; each cell is its own process. **B/tuple peak / steady / trim**: (RSS
+  − RSS before the batch, after imports and input generation) ÷ derived
+  tuples, for three RSS figures: the peak; the steady state right after the
+  batch (the result held, the batch's temporaries freed); and the same after a
+  garbage collection and glibc's `malloc_trim(0)`, which hands the allocator's
+  free pages back to the system.
 - **retract / insert**: {updates} random input facts (seeded) are each
   retracted and then re-inserted, so each update starts from the batch state;
   median and 95th percentile (linear interpolation) in milliseconds. An
-  incremental peer (`incr.`: the engine, pydbsp) applies the change to its
+  incremental peer (`incr.`: the engine, pydbsp, Pathway) applies the change to its
   state, for as many updates as fit in {incremental:.0f} s; any other peer
   (`scratch`) recomputes from scratch on the changed input, for as many
   updates as fit in {budget:.0f} s after its batch (at least one, unless its
@@ -72,9 +76,23 @@ METHOD = """\
   non-linear rules need `USING KEY` and `recurring.points_to` (DuckDB >= 1.3),
   written as the semi-naive step. Default thread count (one per core).
 - **networkx**: `transitive_closure(G, reflexive=False)`, transitive closure only.
+- **cozo**: CozoDB (`cozo-embedded`, an embedded Datalog database written in
+  Rust) in memory: the inputs are stored relations, the program one chained
+  query whose results are stored with `:replace`. Its rules are evaluated
+  semi-naively; it keeps no derived state between queries, so an update is a
+  from-scratch batch on the changed input.
+- **pathway**: Pathway, a Python API on a Rust differential-dataflow engine,
+  the incremental peer a Python user would weigh against us. Recursion is
+  `pw.iterate` to a fixpoint. It runs as a stream: the facts go in through a
+  Python connector, and an update (one fact deleted or inserted, then a
+  commit) is timed from submitting it to the moment the output subscription
+  has seen that commit close (every commit also adds a marker row to the
+  subscribed table, so a commit that changes no output still closes there).
+  It has its own virtual environment (`benchmarks/venvs.py`: Pathway and its
+  ~1.5 GiB of dependencies from the package index), made on first use.
 - **pydbsp**: requires Python 3.12; this machine's image carries a pyenv-built
   CPython 3.12, so the harness makes a virtual environment with it and installs
-  pydbsp from PyPI (`benchmarks/py312.py`); nothing else is downloaded. Its
+  pydbsp from PyPI (`benchmarks/venvs.py`); nothing else is downloaded. Its
   Datalog has no comparisons and no aggregates, so same generation and the
   aggregate workload are n/a. On a machine without a Python >= 3.12 it is
   reported as not measured, with the reason.
@@ -109,19 +127,21 @@ def versions(runner: Runner) -> list[str]:
     out.append(f"engine: datalog-circuits {metadata.version('datalog-circuits')}"
                + (f" at commit {commit}" if commit else ""))
     for name, dist in (("pydatalog", "pyDatalog"), ("clingo", "clingo"), ("duckdb", "duckdb"),
-                       ("networkx", "networkx")):
+                       ("cozo", "cozo-embedded"), ("networkx", "networkx")):
         try:
             out.append(f"{name}: {dist} {metadata.version(dist)}")
         except metadata.PackageNotFoundError:
             out.append(f"{name}: {dist} not installed (pip install -e '.[bench]')")
-    try:
-        python = runner.python_for("pydbsp")
+    for peer, env in venvs.ENVIRONMENTS.items():
+        try:
+            python = runner.python_for(peer)
+        except venvs.Unavailable as error:
+            out.append(f"{peer}: not measured: {error}")
+            continue
         version = subprocess.run([python, "-c",
                                   "import platform; print(platform.python_version())"],
                                  capture_output=True, text=True, check=False).stdout.strip()
-        out.append(f"pydbsp: {py312.PYDBSP} under Python {version} ({python})")
-    except py312.Unavailable as error:
-        out.append(f"pydbsp: not measured: {error}")
+        out.append(f"{peer}: {env.requirement} under Python {version} ({python})")
     return out
 
 

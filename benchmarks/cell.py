@@ -8,7 +8,9 @@ It rebuilds the workload from its spec, then reports JSON lines
 
 - ``ready``: the seconds :meth:`Peer.prepare` took (imports, compiling the
   program), and the RSS after it and the input generation, before evaluation;
-- ``batch``: seconds, the derived relations' sizes, the peak RSS;
+- ``batch``: seconds, the derived relations' sizes, the peak RSS, the RSS
+  right after the batch (steady state: the result held, the batch's
+  temporaries freed) and the RSS after an allocator trim;
 - ``update`` (twice per update: ``retract`` then ``insert`` of the same input
   fact): seconds, and the number of derived tuples changed when the peer says;
   with ``verify`` also the relation sizes after it;
@@ -30,7 +32,7 @@ import sys
 import time
 
 from benchmarks import workloads
-from benchmarks.measure import emit, peak_rss_bytes, rss_bytes
+from benchmarks.measure import emit, peak_rss_bytes, rss_bytes, trimmed_rss_bytes
 from benchmarks.peers import load
 
 
@@ -58,8 +60,9 @@ def run(config: dict) -> None:
     seconds = time.perf_counter() - start
     rss = rss_bytes()
     peak = max(peak_rss_bytes(), rss)   # the kernel's high-water mark can lag by a page or so
+    trimmed = trimmed_rss_bytes()
     counts = peer.counts(state, workload)
-    emit("batch", seconds=seconds, counts=counts, peak_rss=peak, rss=rss)
+    emit("batch", seconds=seconds, counts=counts, peak_rss=peak, rss=rss, trimmed_rss=trimmed)
 
     if not peer.incremental:
         state = None          # each from-scratch update builds its own state

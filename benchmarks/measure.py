@@ -34,6 +34,22 @@ def rss_bytes() -> int:
         return int(statm.read().split()[1]) * PAGE
 
 
+def trimmed_rss_bytes() -> int:
+    """This process's resident set size after a garbage collection and after
+    asking the C allocator to return its free memory to the system
+    (glibc's ``malloc_trim``; without glibc, only the collection)."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    return rss_bytes()
+
+
 def peak_rss_bytes() -> int:
     """This process's peak resident set size so far (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

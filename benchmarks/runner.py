@@ -1,9 +1,9 @@
 """Run the table: every peer on every workload, each cell in its own process.
 
 >>> c = Cell("w", "python", "ok", batch=1.0, peak_rss=300 << 20, base_rss=100 << 20,
-...          counts={"path": 1 << 20})
->>> c.derived, c.bytes_per_tuple
-(1048576, 200.0)
+...          steady_rss=250 << 20, trimmed_rss=200 << 20, counts={"path": 1 << 20})
+>>> c.derived, c.bytes_per_tuple, c.per_tuple("steady_rss"), c.per_tuple("trimmed_rss")
+(1048576, 200.0, 150.0, 100.0)
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from benchmarks import py312
+from benchmarks import venvs
 from benchmarks.measure import percentile, run_cell
-from benchmarks.peers import PEERS, interpreter, load
+from benchmarks.peers import PEERS, environment, load
 from benchmarks.workloads import updates
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -58,6 +58,8 @@ class Cell:
     batch: float | None = None
     peak_rss: int | None = None
     base_rss: int | None = None
+    steady_rss: int | None = None
+    trimmed_rss: int | None = None
     counts: dict | None = None
     final_counts: dict | None = None
     retract: list[float] = field(default_factory=list)
@@ -74,9 +76,16 @@ class Cell:
 
     @property
     def bytes_per_tuple(self) -> float | None:
-        if self.peak_rss is None or not self.derived:
+        """Peak RSS over the RSS before the batch, per derived tuple."""
+        return self.per_tuple("peak_rss")
+
+    def per_tuple(self, rss: str) -> float | None:
+        """RSS field ``rss`` (``peak_rss``, ``steady_rss`` or ``trimmed_rss``)
+        over the RSS before the batch, per derived tuple."""
+        value = getattr(self, rss)
+        if value is None or self.base_rss is None or not self.derived:
             return None
-        return (self.peak_rss - self.base_rss) / self.derived
+        return (value - self.base_rss) / self.derived
 
     def median(self, op: str) -> float | None:
         values = getattr(self, op)
@@ -100,6 +109,7 @@ def _cell_from_run(workload, peer, run) -> Cell:
     if batch:
         cell.batch, cell.counts = batch["seconds"], batch["counts"]
         cell.peak_rss, cell.base_rss = batch["peak_rss"], ready["rss"]
+        cell.steady_rss, cell.trimmed_rss = batch["rss"], batch.get("trimmed_rss")
     for update in run.all("update"):
         getattr(cell, update["op"]).append(update["seconds"])
         if update["changed"] is not None:
@@ -127,25 +137,28 @@ def _cell_from_run(workload, peer, run) -> Cell:
 
 class Runner:
     """Runs cells in order; remembers which peers timed out on which kind of
-    workload (so a larger one of the same kind is skipped) and whether a
-    Python 3.12 for pydbsp can be had."""
+    workload (so a larger one of the same kind is skipped) and which peer
+    environments (:mod:`benchmarks.venvs`) could be had."""
 
     def __init__(self, settings: Settings):
         self.settings = settings
         self.failed: dict[tuple[str, str], str] = {}
-        self._python312: str | Exception | None = None
+        self._pythons: dict[str, str | venvs.Unavailable] = {}
 
     def python_for(self, peer: str) -> str:
-        if interpreter(peer) == "3.11":
+        """The interpreter of the peer's cells; raises :class:`venvs.Unavailable`."""
+        name = environment(peer)
+        if name is None:
             return sys.executable
-        if self._python312 is None:
+        if name not in self._pythons:
             try:
-                self._python312 = py312.python_with_pydbsp()
-            except py312.Unavailable as error:
-                self._python312 = error
-        if isinstance(self._python312, Exception):
-            raise self._python312
-        return self._python312
+                self._pythons[name] = venvs.python_for(name)
+            except venvs.Unavailable as error:
+                self._pythons[name] = error
+        python = self._pythons[name]
+        if isinstance(python, venvs.Unavailable):
+            raise python
+        return python
 
     def cell(self, workload, name: str) -> Cell:
         peer = load(name)
@@ -158,7 +171,7 @@ class Runner:
                         note=f"timed out on {self.failed[name, kind]}")
         try:
             python = self.python_for(name)
-        except py312.Unavailable as error:
+        except venvs.Unavailable as error:
             return Cell(workload.name, name, "unavailable", note=str(error))
         s = self.settings
         budget = s.incremental_budget if peer.incremental else s.update_budget

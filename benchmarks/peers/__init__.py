@@ -11,7 +11,8 @@ input instead, which is what its user would have to do.
 
 Peers are imported lazily by name (:func:`load`), each in the subprocess of
 its own cell, so that one peer's imports never weigh on another's memory.
-``pydbsp`` runs under a Python 3.12 interpreter (:mod:`benchmarks.py312`).
+``pydbsp`` and ``pathway`` run in virtual environments of their own
+(:mod:`benchmarks.venvs`); the others in the project's.
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ from __future__ import annotations
 import importlib
 from typing import ClassVar
 
-# name -> (module, class, interpreter): the order is the table's row order.
-PEERS: dict[str, tuple[str, str, str]] = {
-    "engine": ("benchmarks.peers.engine_peer", "EnginePeer", "3.11"),
-    "python": ("benchmarks.peers.python_loop", "PythonLoop", "3.11"),
-    "pydatalog": ("benchmarks.peers.pydatalog_peer", "PyDatalogPeer", "3.11"),
-    "clingo": ("benchmarks.peers.clingo_peer", "ClingoPeer", "3.11"),
-    "duckdb": ("benchmarks.peers.duckdb_peer", "DuckDBPeer", "3.11"),
-    "networkx": ("benchmarks.peers.networkx_peer", "NetworkxPeer", "3.11"),
-    "pydbsp": ("benchmarks.peers.pydbsp_peer", "PydbspPeer", "3.12"),
+# name -> (module, class, environment): the order is the table's row order. The
+# environment is None for the project's own, else a name in benchmarks.venvs.
+PEERS: dict[str, tuple[str, str, str | None]] = {
+    "engine": ("benchmarks.peers.engine_peer", "EnginePeer", None),
+    "python": ("benchmarks.peers.python_loop", "PythonLoop", None),
+    "pydatalog": ("benchmarks.peers.pydatalog_peer", "PyDatalogPeer", None),
+    "clingo": ("benchmarks.peers.clingo_peer", "ClingoPeer", None),
+    "duckdb": ("benchmarks.peers.duckdb_peer", "DuckDBPeer", None),
+    "cozo": ("benchmarks.peers.cozo_peer", "CozoPeer", None),
+    "networkx": ("benchmarks.peers.networkx_peer", "NetworkxPeer", None),
+    "pydbsp": ("benchmarks.peers.pydbsp_peer", "PydbspPeer", "pydbsp"),
+    "pathway": ("benchmarks.peers.pathway_peer", "PathwayPeer", "pathway"),
 }
 
 
@@ -83,6 +87,7 @@ def load(name: str) -> Peer:
     return getattr(importlib.import_module(module), cls)()
 
 
-def interpreter(name: str) -> str:
-    """The Python version the peer's cells run under (``3.11`` or ``3.12``)."""
+def environment(name: str) -> str | None:
+    """The virtual environment the peer's cells run in (:mod:`benchmarks.venvs`),
+    or None for the project's own."""
     return PEERS[name][2]

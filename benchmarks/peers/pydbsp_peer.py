@@ -3,7 +3,7 @@
 ``pydbsp.datalog_stratified.IncrementalDatalogStratified`` is our closest peer:
 rules and facts are Z-sets, and each ``saturate()`` advances one outer tick,
 updating the derived facts incrementally. It needs Python 3.12, so its cells
-run under the interpreter :mod:`benchmarks.py312` provides. Its rules are
+run in the virtual environment :mod:`benchmarks.venvs` makes. Its rules are
 tuples of atoms ``(predicate, terms)`` with ``?``-prefixed variables and
 ``!``-prefixed negated predicates; it has no comparisons and no aggregates,
 so same generation (``x != y``) and the aggregate workload are out of reach.
