@@ -40,13 +40,21 @@ from typing import IO
 import datalog
 from datalog.analysis.check import check
 from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, ParseError
+from datalog.plan.conjunctive import Conjunction
 from datalog.plan.lower import fact_row
 from datalog.plan.query import Pattern
 from datalog.repl.program import REPL_PATH, ProgramText
 from datalog.syntax import ast
 from datalog.syntax.parser import parse
-from datalog.syntax.render import format_change, format_fact, format_ms, plural, sort_key
-from datalog.syntax.statements import Statement, StatementReader
+from datalog.syntax.render import (
+    format_change,
+    format_fact,
+    format_ms,
+    format_value,
+    plural,
+    sort_key,
+)
+from datalog.syntax.statements import Statement, StatementReader, has_toplevel
 
 #: (relation, row) -> +1 (asserted) or -1 (retracted): what the user did, last
 #: statement winning, in the order first done.
@@ -254,7 +262,13 @@ class Repl:
 
     def query(self, statement: Statement) -> None:
         """``?- path(1, x).`` or ``?path(1, x)``: the matching rows, then their
-        count."""
+        count; ``?- path(1, x), edge(x, y), y > 3.`` (a conjunction: several
+        literals, or a negation): the answers, one ``x = 2, y = 7`` line each,
+        then their count."""
+        body = statement.text[2 if statement.text.startswith("?-") else 1:].lstrip()
+        if body.startswith("!") or has_toplevel(body, ",;"):
+            self._conjunction(statement)
+            return
         pattern = _exactly_placed(self._pattern, statement)
         start = time.perf_counter()
         rows = sorted((row for row in self.reading.query(pattern.relation)
@@ -263,6 +277,25 @@ class Repl:
         for row in rows:
             self.write(format_fact(pattern.relation, row))
         self.write(plural(len(rows), "row") + self._timing(elapsed))
+
+    def _conjunction(self, statement: Statement) -> None:
+        conjunction = _exactly_placed(self._conjunctive, statement)
+        start = time.perf_counter()
+        answers = self.reading._solve(conjunction)
+        elapsed = time.perf_counter() - start
+        for row in sorted(answers, key=sort_key):
+            self.write(", ".join(f"{name} = {format_value(value)}"
+                                 for name, value in zip(conjunction.variables, row))
+                       or "true")
+        self.write(plural(len(answers), "answer") + self._timing(elapsed))
+
+    def _conjunctive(self, statement: Statement, exact: bool) -> Conjunction:
+        text = statement.text
+        skip = 2 if text.startswith("?-") else 1
+        padded = statement.padded(" " * skip + text[skip:])
+        return Conjunction.parse(padded if exact else padded[statement.line - 1:],
+                                 self.checked, REPL_PATH,
+                                 macros=self.program_options.get("macros"))
 
     def _pattern(self, statement: Statement, exact: bool) -> Pattern:
         """A query statement's pattern, parsed and checked."""

@@ -116,6 +116,23 @@ def meta_words(text: str) -> list[str]:
         return text.split()
 
 
+def has_toplevel(text: str, chars: str) -> bool:
+    """Whether one of ``chars`` occurs in ``text`` outside strings, comments
+    and brackets (a query with a top-level ``,`` is a conjunction).
+
+    >>> has_toplevel('p(1, x), q(x)', ","), has_toplevel('p(1, "a,b")', ",")
+    (True, False)
+    """
+    scanner = _Scanner()
+    i = 0
+    while i < len(text):
+        if scanner.plain(text[i]) and scanner.depth == 0 and text[i] in chars and \
+                not text.startswith(("//", "/*"), i):
+            return True
+        i += scanner.step(text, i)
+    return False
+
+
 def _has_toplevel_turnstile(text: str) -> bool:
     scanner = _Scanner()
     for i, char in enumerate(text):
@@ -257,6 +274,8 @@ class StatementReader:
         if scanner.depth or scanner.string or scanner.block:
             return False
         head = text.lstrip()
+        if head.startswith("?") and text.rstrip().endswith((",", ";")):
+            return False          # a conjunctive query continues on the next line
         return head.startswith((".", "#", "?"))
 
     def _finish(self, tail: str) -> Statement:
