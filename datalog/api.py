@@ -735,8 +735,11 @@ class Session:
     def _apply(self, batches: dict[str, dict]) -> None:
         for name, batch in batches.items():
             current = self._inputs[name]
-            for row, weight in batch.items():
-                (current.add if weight > 0 else current.discard)(row)
+            added = [row for row, weight in batch.items() if weight > 0]
+            current.update(added)
+            if len(added) < len(batch):
+                current.difference_update([row for row, weight in batch.items()
+                                           if weight < 0])
 
     def _run(self, batches: dict[str, dict], dry_run: bool = False) -> Delta:
         """One epoch; the session's own state changes only if it succeeds (and

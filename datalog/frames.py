@@ -121,8 +121,9 @@ def _convert(values, relation: RelationPlan, index: int) -> list:
         return array.tolist()
     if kind in "OUT":
         values = array.tolist()
-        return [_check_value(value, type_, where, row) for row, value in enumerate(values)] \
-            if kind == "O" or type_ != "symbol" else values
+        if _all_fit(values, type_):
+            return values
+        return [_check_value(value, type_, where, row) for row, value in enumerate(values)]
     raise DataError(f"{where}; the column holds {array.dtype}")
 
 
@@ -147,6 +148,20 @@ def _numpy(values, name: str):
             return values.to_numpy(dtype=object)
         return values.to_numpy()
     return np.asarray(values)
+
+
+def _all_fit(values: list, type_: str) -> bool:
+    """Whether every value of a column of Python objects is already what the
+    engine holds for ``type_`` (checked at C speed: one pass of ``type``)."""
+    kinds = set(map(type, values))
+    if type_ == "symbol":
+        return kinds <= {str}
+    if type_ == "float":
+        return kinds <= {float} and not any(v != v for v in values)
+    if not kinds <= {int} or not values:
+        return not values
+    low, high = (NUMBER_MIN, NUMBER_MAX) if type_ == "number" else (0, UNSIGNED_MAX)
+    return low <= min(values) and max(values) <= high
 
 
 def _first(mask) -> int:

@@ -266,7 +266,7 @@ class Repl:
         literals, or a negation): the answers, one ``x = 2, y = 7`` line each,
         then their count."""
         body = statement.text[2 if statement.text.startswith("?-") else 1:].lstrip()
-        if body.startswith("!") or has_toplevel(body, ",;"):
+        if body.startswith("!") or has_toplevel(body, ",;=<>"):
             self._conjunction(statement)
             return
         pattern = _exactly_placed(self._pattern, statement)
