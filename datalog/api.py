@@ -953,8 +953,21 @@ class Session:
         return self._circuit.epoch
 
     def size(self, relation: str) -> int:
+        """How many rows ``relation`` holds."""
         self._check_relation(relation)
         return len(self._contents[relation])
+
+    def contains(self, relation: str, row: tuple) -> bool:
+        """Whether ``relation`` holds ``row`` (a tuple of its columns' values)."""
+        self._check_relation(relation)
+        return tuple(row) in self._contents[relation]
+
+    def inputs(self, relation: str) -> frozenset:
+        """The rows inserted into ``relation`` (and read from its fact files)
+        and not retracted since: what retracting can take away; rows its rules
+        derive and the program's facts are not among them."""
+        self._check_relation(relation)
+        return frozenset(self._inputs[relation])
 
     # ------------------------------------------------------------ explaining
 
