@@ -164,7 +164,7 @@ def _limit(repl: Repl, statement: Statement, args: list[str]) -> None:
         repl.limit = None
         repl.write("limit off: every row is shown")
         return
-    if not word.isdigit() or int(word) == 0:
+    if not (word.isascii() and word.isdigit()) or len(word) > 9 or int(word) == 0:
         raise _error(statement, f"`:limit` takes a number of rows or `off`, not `{word}`",
                      None, repl.sources(), word=word)
     repl.limit = int(word)

@@ -201,6 +201,9 @@ statements = st.sampled_from([
     f"e({'9' * 5000}, \"a\").", "p(x) :- e(x, \"a\").", ".decl q(x: symbol)", ".output e",
     '.output e(delimiter="\\\\x")', '.output e(filename="a\\0b")', "e(1,", "start;",
     "commit;", "rollback;", "commit dump_changes;", "q(x) :- q(x).",
+    'insert e(1, "a"), delete e(3, "c");', "insert e(1);", "delete p(1),", "dump e;", "dump;",
+    "clear e;", "clear p;", "help", "?- e(x, y), p(x), x > 1.", "?- !e(1, _).", "?- e(x,",
+    "#define N 3", "e(N, \"n\").", ":dump e > saved", ":dump > \0", ":limit 1", ":more",
 ])
 lines = st.one_of(statements, st.tuples(st.sampled_from(COMMANDS + (":nope", ":")),
                                         arguments).map(" ".join))
