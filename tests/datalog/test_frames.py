@@ -197,3 +197,19 @@ def test_the_package_is_typed():
     from pathlib import Path
 
     assert (Path(datalog.__file__).parent / "py.typed").is_file()
+
+
+def test_the_readme_example_prints_what_its_comments_say():
+    import contextlib
+    import io
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text[text.index("\n### Data frames, queries, rules at run time\n"):]
+    code = section.split("```python\n", 1)[1].split("```\n", 1)[0]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    expected = [line.split("# ", 1)[1].strip() for line in code.splitlines()
+                if line.startswith("print(")]
+    assert out.getvalue().splitlines() == expected
