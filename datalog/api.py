@@ -86,6 +86,7 @@ class Relation:
 
     @property
     def arity(self) -> int:
+        """How many columns the relation has."""
         return len(self.columns)
 
     def __str__(self) -> str:
@@ -188,6 +189,8 @@ class Program:
 
     @property
     def warnings(self):
+        """The program's warnings (:class:`~datalog.errors.Diagnostic`), as
+        ``datalog check`` finds them."""
         return tuple(self.checked.warnings)
 
     @property
@@ -538,6 +541,7 @@ class Subscription:
         self.closed = False
 
     def close(self) -> None:
+        """Stop calling the callback (closing twice does nothing)."""
         if not self.closed:
             self.closed = True
             self.session._subscriptions[self.relation].remove(self)
