@@ -485,6 +485,10 @@ class Subscription:
         self.callback = callback
         self.closed = False
 
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<datalog.Subscription to {self.relation} ({state})>"
+
     def close(self) -> None:
         """Stop calling the callback (closing twice does nothing)."""
         if not self.closed:
@@ -506,6 +510,12 @@ class Transaction:
         self.delta: Delta | None = None
         self._changes: dict[str, dict[tuple, bool]] = {}
         self._done = False
+
+    def __repr__(self) -> str:
+        state = "finished" if self._done else "open"
+        changes = sum(len(rows) for rows in self._changes.values())
+        kind = " (dry run)" if self.dry_run else ""
+        return f"<datalog.Transaction{kind}, {state}: {changes} changes recorded>"
 
     def insert(self, relation: str, *rows) -> None:
         """Record ``rows`` to insert into ``relation`` (see :meth:`Session.insert`

@@ -191,6 +191,14 @@ def test_program_relations_give_columns_and_types():
 def test_reprs(session):
     session.insert("edge", (1, 2))
     assert repr(session) == "<datalog.Session at epoch 2: edge: 1, path: 1, item: 0>"
+    with session.transaction() as tx:
+        tx.insert("edge", [(2, 3), (3, 4)])
+        assert repr(tx) == "<datalog.Transaction, open: 2 changes recorded>"
+    assert repr(tx) == "<datalog.Transaction, finished: 2 changes recorded>"
+    handle = session.subscribe("path", print)
+    assert repr(handle) == "<datalog.Subscription to path (open)>"
+    handle.close()
+    assert repr(handle) == "<datalog.Subscription to path (closed)>"
 
 
 def test_the_package_is_typed():
