@@ -854,8 +854,13 @@ class Session:
         from datalog.plan.conjunctive import Conjunction
 
         conjunction = Conjunction.parse(query, self.program.checked, values=values)
-        return Answers(conjunction.variables, conjunction.types,
-                       self._solve(conjunction))
+        return self.solve(conjunction)
+
+    def solve(self, conjunction) -> Answers:
+        """The answers to a conjunctive query already parsed and checked against
+        this session's program (a :class:`~datalog.plan.conjunctive.Conjunction`;
+        the REPL's ``?-`` parses its own, placed in the session's input)."""
+        return Answers(conjunction.variables, conjunction.types, self._solve(conjunction))
 
     def _solve(self, conjunction) -> list[tuple]:
         # the rule pipelines interpreted over the current rows, as explanations do

@@ -152,7 +152,7 @@ def _more(repl: Repl, statement: Statement, args: list[str]) -> None:
     if repl.interactive:
         import pydoc
 
-        pydoc.pager("\n".join(lines) + "\n")
+        pydoc.pager(_COLOURS.sub("", "\n".join(lines)) + "\n")
     else:
         repl.out.write("".join(line + "\n" for line in lines))
     repl.write(plural(len(lines), "line"))
@@ -354,6 +354,7 @@ def _quit(repl: Repl, statement: Statement, args: list[str]) -> None:
 
 
 _UPDATE = re.compile(r"\s*(insert|delete)\s+")
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 
 _HANDLERS: dict[str, Callable] = {
     ":begin": _begin, ":commit": _commit, ":rollback": _rollback, ":dump": _dump,

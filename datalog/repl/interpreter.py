@@ -302,7 +302,7 @@ class Repl:
     def _conjunction(self, statement: Statement) -> None:
         conjunction = _exactly_placed(self._conjunctive, statement)
         start = time.perf_counter()
-        answers = self.reading._solve(conjunction)
+        answers = self.reading.solve(conjunction).rows
         elapsed = time.perf_counter() - start
         self.write_rows([", ".join(f"{name} = {format_value(value)}"
                                    for name, value in zip(conjunction.variables, row))
