@@ -125,3 +125,9 @@ def test_add_rules_is_refused_inside_a_transaction_and_with_a_store(session, tmp
     with pytest.raises(datalog.DatalogError, match="program cannot change"):
         durable.add_rules(".decl q(x: number)")
     durable.close()
+
+
+def test_a_pattern_over_an_unknown_unary_relation_is_a_located_error(session):
+    # `e(x)`: one variable, as many as an unknown relation was once assumed to have
+    with pytest.raises(datalog.CheckError, match=r"<query>:1:1: error: undefined relation `e`"):
+        session.query("e(x)")

@@ -243,12 +243,14 @@ def test_random_repl_command_lines_never_escape_the_repl(script):
 @fuzz(3, 60)
 @given(scripts)
 @example([":load nope.dl\n", f"e({'9' * 5000}, \"a\").\n", ":save saved\n", ":dump\n"])
+@example([":begin \ud800\n", "?- q(x).\n"])     # a lone surrogate: bytes that are not UTF-8
 def test_random_repl_command_lines_through_the_real_command(script):
     with tempfile.TemporaryDirectory() as directory:
         Path(directory, "p.dl").write_text(PROGRAM)
         env = dict(os.environ, HOME=directory, PYTHONPATH=str(REPO))
         result = subprocess.run(
-            [sys.executable, "-m", "cli", "repl", "p.dl"], input="".join(script).encode(),
+            [sys.executable, "-m", "cli", "repl", "p.dl"],
+            input="".join(script).encode("utf-8", "surrogatepass"),
             capture_output=True, cwd=directory, env=env, timeout=300, check=False)
     stderr = result.stderr.decode("utf-8", "replace")
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
