@@ -104,6 +104,8 @@ def _convert(values, relation: RelationPlan, index: int) -> list:
     type_ = relation.types[index]
     where = f"column {relation.attributes[index]} of `{relation.name}` is {type_}"
     array = _numpy(values, f"column {relation.attributes[index]} of `{relation.name}`")
+    if not len(array):      # an empty column's dtype says nothing (pandas: float64)
+        return []
     kind = array.dtype.kind
     if kind in "iu" and type_ in ("number", "unsigned"):
         if len(array):

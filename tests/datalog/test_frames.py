@@ -143,6 +143,10 @@ def test_the_dataframe_round_trip(session):
     again.insert("edge", session.frame("edge"))
     again.insert("item", session.to_arrow("item"))
     assert state(again) == state(session)
+    third = datalog.Program(PROGRAM).session()
+    third.insert("item", session.frame("item"))     # uint64, string and float64 columns
+    third.insert("edge", pd.DataFrame({"x": [], "y": []}))     # empty: no rows, any dtype
+    assert third.query("item") == session.query("item") and not third.query("edge")
 
 
 def test_deltas_convert_with_a_weight_column(session):
