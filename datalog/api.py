@@ -36,6 +36,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from types import MappingProxyType
 
 from datalog.answers import Answers
@@ -68,6 +69,8 @@ from datalog.plan.query import Pattern
 from datalog.rows import Rows, sorted_rows
 from engine import EngineError, IterationLimitError
 
+#: More rows than this in one insert are validated a column at a time.
+_ROWS_AT_ONCE = 64
 #: A session keeps the patterns of this many distinct query texts, parsed.
 _PATTERNS_KEPT = 1024
 
@@ -1029,16 +1032,32 @@ class Session:
         one iterable of rows (a list, a generator, a DataFrame, an Arrow table,
         a 2-D numpy array)."""
         self._check_relation(relation)
-        if len(rows) != 1 or _is_row(rows[0], self._relations[relation].arity):
-            return [self._validate(relation, row) for row in rows]
+        plan = self._relations[relation]
+        if len(rows) != 1 or _is_row(rows[0], plan.arity):
+            return self._validate_all(relation, rows)
         data = rows[0]
         from datalog.frames import is_frame, rows_from
 
         if is_frame(data):
-            return rows_from(data, self._relations[relation])
+            return rows_from(data, plan)
         if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
             raise DataError(f"a row of `{relation}` must be a tuple; got {data!r}")
-        return [self._validate(relation, row) for row in data]
+        return self._validate_all(relation, data if isinstance(data, (list, tuple))
+                                  else list(data))
+
+    def _validate_all(self, relation: str, rows: Sequence) -> list[tuple]:
+        """Every row validated: at once, a column at a time, when the rows are
+        tuples of the right length whose columns already hold the engine's
+        values; else row by row (which names the first bad row)."""
+        from datalog.frames import all_fit
+
+        plan = self._relations[relation]
+        if len(rows) > _ROWS_AT_ONCE and set(map(type, rows)) == {tuple} and \
+                set(map(len, rows)) == {plan.arity} and plan.arity and \
+                all(all_fit(list(map(itemgetter(i), rows)), type_)
+                    for i, type_ in enumerate(plan.types)):
+            return rows if isinstance(rows, list) else list(rows)
+        return [self._validate(relation, row) for row in rows]
 
 
 def check_value(value, type_: str):

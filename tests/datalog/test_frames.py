@@ -225,3 +225,20 @@ def test_the_readme_example_prints_what_its_comments_say():
     expected = [line.split("# ", 1)[1].strip() for line in code.splitlines()
                 if line.startswith("print(")]
     assert out.getvalue().splitlines() == expected
+
+
+def test_many_rows_are_checked_a_column_at_a_time_with_the_same_errors(session):
+    rows = [(i, i + 1) for i in range(1000)]
+    session.insert("edge", *rows[:500])
+    session.insert("edge", rows[500:])
+    assert session.query("edge") == set(rows)
+    before = state(session)
+    for bad, message in [((5, True), r"got True in \(5, True\)"),
+                         ((5, 2**63), "got 9223372036854775808"),
+                         ((5, "a"), "got 'a'"), ((5,), "`edge` has 2 columns; got 1")]:
+        with pytest.raises(datalog.DataError, match=message):
+            session.insert("edge", [(i, -i) for i in range(100)] + [bad])
+        assert state(session) == before
+    items = [(i, f"n{i}", i) for i in range(100)]          # ints in a float column
+    session.insert("item", items)
+    assert all(type(price) is float for _, _, price in session.query("item"))
