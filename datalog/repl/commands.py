@@ -32,6 +32,8 @@ Statements (a statement may span lines; it ends with `.`):
   edge(1, 2).   +edge(1, 2).      assert a fact
   -edge(1, 2).                    retract a fact
   ?- path(1, x).   ?path(1, x)    the matching rows, then their count
+  ?- path(1, x), edge(x, y), y > 3.
+                                  the answers (x = .., y = ..), then their count
   p(x) :- q(x).   .decl ...   .output p
                                   extend the program (recompiles, keeps the facts)
 Outside a transaction each fact commits at once; after a commit the changes to the
