@@ -19,7 +19,17 @@ them all; :mod:`datalog.repl` on top of the API.
 [(1, 2), (1, 3), (2, 3)]
 """
 
-from datalog.api import Delta, Program, RunResult, Session, Subscription, Transaction, run
+from datalog.api import (
+    Answers,
+    Delta,
+    Program,
+    Relation,
+    RunResult,
+    Session,
+    Subscription,
+    Transaction,
+    run,
+)
 from datalog.errors import (
     CheckError,
     DataError,
@@ -31,6 +41,7 @@ from datalog.errors import (
 from datalog.version import __version__
 
 __all__ = [
+    "Answers",
     "CheckError",
     "DataError",
     "DatalogError",
@@ -38,6 +49,7 @@ __all__ = [
     "EvaluationError",
     "ParseError",
     "Program",
+    "Relation",
     "RunResult",
     "Session",
     "StoreError",

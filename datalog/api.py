@@ -31,11 +31,15 @@ transaction that fails for any reason leaves the session as it was.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
+from types import MappingProxyType
 
+from datalog.answers import Answers
 from datalog.backends.circuit.compile import UNIT, child_label, compile_plan
 from datalog.backends.errors import iteration_limit
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
@@ -59,13 +63,42 @@ from datalog.errors import (
     did_you_mean,
 )
 from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog explain`)
+from datalog.plan.ir import RelationPlan
 from datalog.plan.lower import plan_program
 from datalog.plan.query import Pattern
 from datalog.rows import Rows, sorted_rows
 from engine import EngineError, IterationLimitError
 
+#: More rows than this in one insert are validated a column at a time.
+_ROWS_AT_ONCE = 64
 #: A session keeps the patterns of this many distinct query texts, parsed.
 _PATTERNS_KEPT = 1024
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A declared relation: its ``name``, the attribute name of each column
+    (``columns``) and its primitive type (``types``: ``number``, ``unsigned``,
+    ``float`` or ``symbol``), and whether a ``.input`` / ``.output`` directive
+    names it."""
+
+    name: str
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
+    input: bool = False
+    output: bool = False
+
+    @property
+    def arity(self) -> int:
+        """How many columns the relation has."""
+        return len(self.columns)
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(f'{c}: {t}' for c, t in zip(self.columns, self.types))})"
+
+    def __repr__(self) -> str:
+        roles = [role for role in ("input", "output") if getattr(self, role)]
+        return f"Relation({str(self)!r}{''.join(', ' + r for r in roles)})"
 
 
 class Program:
@@ -85,6 +118,8 @@ class Program:
         self.checked = load(text, path if path is not None else "<string>", macros=macros,
                             include_dirs=include_dirs)
         self.plan = plan_program(self.checked)
+        self._pieces = ((text, path if path is not None else "<string>", False),)
+        self._options = {"macros": macros, "include_dirs": include_dirs}
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, *,
@@ -98,15 +133,68 @@ class Program:
         program.path = os.fspath(path)
         program.checked = load_file(program.path, macros=macros, include_dirs=include_dirs)
         program.plan = plan_program(program.checked)
+        program._pieces = ((None, program.path, True),)
+        program._options = {"macros": macros, "include_dirs": include_dirs}
+        return program
+
+    def extended(self, text: str, path: str | None = None) -> Program:
+        """A new program: this one with ``text`` added (rules, facts,
+        declarations, directives), checked as a whole; errors in ``text`` are
+        placed in it, named ``path`` (``<added N>`` by default). The program's
+        files are read again (``#include`` too), with the same macros.
+
+        >>> p = Program(".decl e(x: number)").extended(".decl f(x: number)\\nf(x) :- e(x).")
+        >>> list(p.relations)
+        ['e', 'f']
+        """
+        from datalog.analysis.frontend import check_program
+        from datalog.syntax.ast import Module
+        from datalog.syntax.parser import parse, parse_file
+
+        if not isinstance(text, str):
+            raise DatalogError(f"rules must be a string, not {type(text).__name__}")
+        pieces = (*self._pieces, (text, path or f"<added {len(self._pieces)}>", False))
+        modules = [parse_file(name, **self._options) if from_file
+                   else parse(piece, name, **self._options) for piece, name, from_file in pieces]
+        kinds = ("types", "relations", "directives", "facts", "rules", "pragmas", "plans",
+                 "sources")
+        merged = Module(**{kind: tuple(item for module in modules
+                                       for item in getattr(module, kind)) for kind in kinds})
+        program = Program.__new__(Program)
+        program.path = self.path
+        program.checked = check_program(merged)
+        program.plan = plan_program(program.checked)
+        program._pieces = pieces
+        program._options = self._options
         return program
 
     @property
-    def relations(self) -> tuple[str, ...]:
-        """Every declared relation, in declaration order."""
-        return tuple(self.plan.relations)
+    def relations(self) -> Mapping[str, Relation]:
+        """Every declared relation by name, in declaration order: a read-only
+        mapping to :class:`Relation` (its columns and their types).
+
+        >>> program = Program(".decl edge(x: number, y: symbol)\\n.input edge")
+        >>> program.relations["edge"]
+        Relation('edge(x: number, y: symbol)', input)
+        >>> list(program.relations), program.relations["edge"].columns
+        (['edge'], ('x', 'y'))
+        """
+        plan = self.plan
+        inputs = {io.relation for io in plan.inputs}
+        outputs = {io.relation for io in plan.outputs}
+        return MappingProxyType({
+            name: Relation(name, r.attributes, r.types, name in inputs, name in outputs)
+            for name, r in plan.relations.items()})
+
+    def __repr__(self) -> str:
+        where = f" from {self.path}" if self.path else ""
+        return (f"<datalog.Program{where}: {len(self.plan.relations)} relations, "
+                f"{len(self.plan.rules())} rules>")
 
     @property
     def warnings(self):
+        """The program's warnings (:class:`~datalog.errors.Diagnostic`), as
+        ``datalog check`` finds them."""
         return tuple(self.checked.warnings)
 
     @property
@@ -357,7 +445,38 @@ class Delta:
 
     def only(self, name: str) -> Delta:
         """The part of this delta about relation ``name``."""
-        return Delta({name: self.inserted[name]}, {name: self.retracted[name]})
+        part = Delta({name: self.inserted[name]}, {name: self.retracted[name]})
+        part._relations = self._relations
+        return part
+
+    #: The declarations of the relations (set by the session that made it).
+    _relations: Mapping[str, RelationPlan] = MappingProxyType({})
+
+    def _changes(self, relation: str) -> tuple[list[tuple], list[int]]:
+        if relation not in self._relations:
+            raise DataError([Diagnostic("error", f"no relation `{relation}` in this "
+                                        "delta's program", None,
+                                        did_you_mean(relation, self._relations))])
+        changes = sorted([(row, -1) for row in self.retracted[relation]]
+                         + [(row, 1) for row in self.inserted[relation]],
+                         key=lambda change: change[0])
+        return [row for row, _ in changes], [weight for _, weight in changes]
+
+    def frame(self, relation: str, weight: str = "weight"):
+        """``relation``'s changes as a pandas DataFrame: its columns (typed as
+        :meth:`Session.frame` types them) and a ``weight`` column, ``+1`` for an
+        inserted row and ``-1`` for a retracted one; sorted by row."""
+        from datalog.frames import to_pandas
+
+        rows, weights = self._changes(relation)
+        return to_pandas(rows, self._relations[relation], {weight: weights})
+
+    def to_arrow(self, relation: str, weight: str = "weight"):
+        """``relation``'s changes as an Arrow table, as :meth:`frame`."""
+        from datalog.frames import to_arrow
+
+        rows, weights = self._changes(relation)
+        return to_arrow(rows, self._relations[relation], {weight: weights})
 
 
 class Subscription:
@@ -369,7 +488,12 @@ class Subscription:
         self.callback = callback
         self.closed = False
 
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return f"<datalog.Subscription to {self.relation} ({state})>"
+
     def close(self) -> None:
+        """Stop calling the callback (closing twice does nothing)."""
         if not self.closed:
             self.closed = True
             self.session._subscriptions[self.relation].remove(self)
@@ -390,19 +514,27 @@ class Transaction:
         self._changes: dict[str, dict[tuple, bool]] = {}
         self._done = False
 
+    def __repr__(self) -> str:
+        state = "finished" if self._done else "open"
+        changes = sum(len(rows) for rows in self._changes.values())
+        kind = " (dry run)" if self.dry_run else ""
+        return f"<datalog.Transaction{kind}, {state}: {changes} changes recorded>"
+
     def insert(self, relation: str, *rows) -> None:
+        """Record ``rows`` to insert into ``relation`` (see :meth:`Session.insert`
+        for the forms rows take); validated now, applied at the block's end."""
         self._record(relation, rows, True)
 
     def retract(self, relation: str, *rows) -> None:
+        """Record ``rows`` to retract from ``relation``, as :meth:`insert`."""
         self._record(relation, rows, False)
 
-    def _record(self, relation: str, rows, present: bool) -> None:
+    def _record(self, relation: str, rows: tuple, present: bool) -> None:
         if self._done:
             raise DatalogError("this transaction is already finished")
-        checked = [self.session._validate(relation, row) for row in rows]
-        changes = self._changes.setdefault(relation, {})
-        for row in checked:
-            changes[row] = present
+        checked = self.session._rows(relation, rows)
+        # the last change of a row wins
+        self._changes.setdefault(relation, {}).update(dict.fromkeys(checked, present))
 
     def __enter__(self) -> Transaction:
         # One transaction at a time: a block nested in another would commit first
@@ -440,6 +572,7 @@ class Session:
         self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
         self._open: Transaction | None = None        # the `with` block in progress
         self._max_iterations = max_iterations
+        self._spill_threshold = spill_threshold
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold)
         self._circuit = self._compiled.circuit
@@ -497,17 +630,24 @@ class Session:
                 for row in rows:
                     batch[row] = batch.get(row, 0) + 1
         self.initial = self._run(batches)
+        self.initial._relations = self._relations
 
     # ------------------------------------------------------------ transactions
 
     def insert(self, relation: str, *rows) -> Delta:
-        """Insert ``rows`` into ``relation`` as one transaction."""
+        """Insert rows into ``relation`` as one transaction and return its
+        :class:`Delta`. The rows are given one by one (``insert("edge", (1, 2),
+        (2, 3))``) or as one iterable of rows: a list, a generator, a pandas
+        DataFrame, an Arrow table or a 2-D numpy array (columns matched to the
+        relation's attributes by name, or by position: :mod:`datalog.frames`).
+        Values are Python's or numpy's ``int``, ``float`` and ``str``."""
         with self.transaction() as tx:
             tx.insert(relation, *rows)
         return tx.delta
 
     def retract(self, relation: str, *rows) -> Delta:
-        """Retract ``rows`` from ``relation`` as one transaction."""
+        """Retract rows from ``relation`` as one transaction (rows given as for
+        :meth:`insert`)."""
         with self.transaction() as tx:
             tx.retract(relation, *rows)
         return tx.delta
@@ -533,8 +673,10 @@ class Session:
         if dry_run:
             delta = self._run(batches, dry_run=True) if batches else Delta()
             delta._origin = (self, self.epoch, batches, True)
+            delta._relations = self._relations
             return delta
         delta = self._run(batches) if batches else Delta()
+        delta._relations = self._relations
         self._apply(batches)
         if self._store is not None:
             try:
@@ -555,8 +697,11 @@ class Session:
     def _apply(self, batches: dict[str, dict]) -> None:
         for name, batch in batches.items():
             current = self._inputs[name]
-            for row, weight in batch.items():
-                (current.add if weight > 0 else current.discard)(row)
+            added = [row for row, weight in batch.items() if weight > 0]
+            current.update(added)
+            if len(added) < len(batch):
+                current.difference_update([row for row, weight in batch.items()
+                                           if weight < 0])
 
     def _run(self, batches: dict[str, dict], dry_run: bool = False) -> Delta:
         """One epoch; the session's own state changes only if it succeeds (and
@@ -609,18 +754,155 @@ class Session:
 
     # ------------------------------------------------------------ reading
 
-    def query(self, pattern: str) -> frozenset:
+    def query(self, pattern: str, **columns) -> frozenset:
         """The rows of a relation (``"path"``) or those matching a pattern
         (``"path(1, x)"``: constants, written as in facts, must match; a variable
         used twice must match the same value; ``_`` matches anything). A bad
         pattern raises a :class:`~datalog.errors.DatalogError` located in it
-        (see :mod:`datalog.plan.query`)."""
+        (see :mod:`datalog.plan.query`).
+
+        With a relation's name, keyword arguments are values its columns must
+        hold, by attribute name, as Python values (nothing to quote or escape):
+        ``session.query("path", x=1)``, ``session.query("person", name='a "b"')``.
+        For several atoms, comparisons and named answers, see :meth:`ask`."""
+        if columns:
+            return self._query_columns(pattern, columns)
         parsed = self._patterns.get(pattern) if isinstance(pattern, str) else None
         if parsed is None:
             parsed = Pattern.parse(pattern, self.program.checked)
             if len(self._patterns) < _PATTERNS_KEPT:
                 self._patterns[pattern] = parsed
         return parsed.select(self._contents[parsed.relation])
+
+    def add_rules(self, text: str) -> Delta:
+        """Extend the session's program with ``text`` (rules, declarations,
+        directives, facts), as the REPL does: the program is checked again as a
+        whole, compiled and evaluated over the session's current inputs, which
+        it keeps. Returns how every relation changed (new relations' rows as
+        inserted); subscribers are told. An error (located in ``text``, named
+        ``<added N>``) changes nothing. The session starts a new circuit, so
+        :attr:`epoch` counts again from 1; a durable session (``store=``)
+        cannot change its program.
+
+        >>> s = Program(".decl e(x: number)").session()
+        >>> _ = s.insert("e", (1,), (2,))
+        >>> s.add_rules(".decl big(x: number)\\nbig(x) :- e(x), x > 1.")
+        Delta(inserted={'big': [(2,)]}, retracted={})
+        """
+        if self._store is not None:
+            raise DatalogError("a durable session's program cannot change (its store "
+                               "belongs to one program): open the store with the new "
+                               "program and migrate=True")
+        if self._read_only is not None:
+            raise DatalogError(f"this session is {self._read_only}: read-only")
+        if self._open is not None:
+            raise DatalogError("a transaction is open on this session: finish it first")
+        program = self.program.extended(text)
+        fresh = Session(program, max_iterations=self._max_iterations,
+                        spill_threshold=self._spill_threshold, _initial=self._inputs)
+        before = self._contents
+        self.program = program
+        self._relations = fresh._relations
+        self._patterns = {}
+        self._compiled, self._circuit = fresh._compiled, fresh._circuit
+        self._inputs, self._contents = fresh._inputs, fresh._contents
+        for name in self._relations:
+            self._subscriptions.setdefault(name, [])
+        inserted, retracted = {}, {}
+        for name, rows in self._contents.items():
+            old = before.get(name, frozenset())
+            if rows != old:
+                inserted[name], retracted[name] = rows - old, old - rows
+        delta = Delta(inserted, retracted)
+        delta._relations = self._relations
+        if delta:
+            self._notify(delta)
+        return delta
+
+    def _query_columns(self, relation: str, columns: dict) -> frozenset:
+        self._check_relation(relation)
+        plan = self._relations[relation]
+        constants = []
+        for name, value in columns.items():
+            if name not in plan.attributes:
+                raise DataError([Diagnostic(
+                    "error", f"`{relation}` has no column `{name}` (its columns: "
+                    f"{', '.join(plan.attributes)})", None,
+                    did_you_mean(name, plan.attributes))])
+            column = plan.attributes.index(name)
+            checked = check_value(value, plan.types[column])
+            if checked is None:
+                raise DataError(f"column {name} of `{relation}` is {plan.types[column]}; "
+                                f"got {value!r}")
+            constants.append((column, checked))
+        return Pattern(relation, tuple(constants), ()).select(self._contents[relation])
+
+    def ask(self, query: str, **values) -> Answers:
+        """The answers to a conjunctive query: every binding of its named
+        variables that makes the body true, as :class:`Answers` (named, sorted).
+        The query is a rule's body: atoms, negated atoms, comparisons,
+        arithmetic, aggregates, ``;`` (``"path(1, x), edge(x, y), y > 3"``).
+        ``values`` bind variables by name to Python values, so nothing needs
+        quoting (``ask("person(n, a), a > lo", lo=30)``). Variables starting
+        with ``_`` are not reported. Errors are located in the query's text
+        (``<query>:1:9``), as a rule's are in a program.
+
+        >>> s = Program(".decl e(x: number, y: number)").session()
+        >>> _ = s.insert("e", [(1, 2), (2, 3), (2, 5)])
+        >>> s.ask("e(1, x), e(x, y), y > 3")
+        Answers(x, y: 1 answer)
+        >>> list(s.ask("e(1, x), e(x, y), y > lo", lo=2))
+        [{'x': 2, 'y': 3}, {'x': 2, 'y': 5}]
+        """
+        from datalog.plan.conjunctive import Conjunction
+
+        conjunction = Conjunction.parse(query, self.program.checked, values=values)
+        return self.solve(conjunction)
+
+    def solve(self, conjunction) -> Answers:
+        """The answers to a conjunctive query already parsed and checked against
+        this session's program (a :class:`~datalog.plan.conjunctive.Conjunction`;
+        the REPL's ``?-`` parses its own, placed in the session's input)."""
+        return Answers(conjunction.variables, conjunction.types, self._solve(conjunction))
+
+    def _solve(self, conjunction) -> list[tuple]:
+        # the rule pipelines interpreted over the current rows, as explanations do
+        from datalog.explain import _Evaluator, _Tables
+
+        contents = _Tables(dict(self._contents))
+        evaluator = _Evaluator(self.program.plan, contents, contents)
+        found: set[tuple] = set()
+        try:
+            for rule in conjunction.rules:
+                found.update(row for row, _ in evaluator.rule(rule))
+        except DatalogError as error:   # a failing functor: placed in the query
+            raise type(error)(error.diagnostics, conjunction.sources) from None
+        return sorted_rows(found)
+
+    def frame(self, relation: str):
+        """Every row of ``relation`` (sorted) as a pandas DataFrame whose
+        columns are its attributes, typed by the declaration: ``number``
+        int64, ``unsigned`` uint64, ``float`` float64, ``symbol`` string (see
+        :mod:`datalog.frames`; needs pandas, the ``frames`` extra)."""
+        from datalog.frames import to_pandas
+
+        self._check_relation(relation)
+        return to_pandas(self._contents[relation], self._relations[relation])
+
+    #: The same as :meth:`frame`.
+    to_pandas = frame
+
+    def to_arrow(self, relation: str):
+        """Every row of ``relation`` (sorted) as an Arrow table, typed as in
+        :meth:`frame` (needs pyarrow, the ``frames`` extra)."""
+        from datalog.frames import to_arrow
+
+        self._check_relation(relation)
+        return to_arrow(self._contents[relation], self._relations[relation])
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{name}: {len(rows)}" for name, rows in self._contents.items())
+        return f"<datalog.Session at epoch {self.epoch}: {sizes}>"
 
     def subscribe(self, relation: str, callback: Callable[[Delta], None]) -> Subscription:
         """Call ``callback(delta)`` with ``relation``'s part of every committed
@@ -638,8 +920,21 @@ class Session:
         return self._circuit.epoch
 
     def size(self, relation: str) -> int:
+        """How many rows ``relation`` holds."""
         self._check_relation(relation)
         return len(self._contents[relation])
+
+    def contains(self, relation: str, row: tuple) -> bool:
+        """Whether ``relation`` holds ``row`` (a tuple of its columns' values)."""
+        self._check_relation(relation)
+        return tuple(row) in self._contents[relation]
+
+    def inputs(self, relation: str) -> frozenset:
+        """The rows inserted into ``relation`` (and read from its fact files)
+        and not retracted since: what retracting can take away; rows its rules
+        derive and the program's facts are not among them."""
+        self._check_relation(relation)
+        return frozenset(self._inputs[relation])
 
     # ------------------------------------------------------------ explaining
 
@@ -725,18 +1020,79 @@ class Session:
                             f"{'s' if plan.arity != 1 else ''}; got {len(row)} in {row!r}")
         values = []
         for value, type_, attribute in zip(row, plan.types, plan.attributes):
-            ok = not isinstance(value, bool)
-            if ok and type_ == "number":
-                ok = isinstance(value, int) and NUMBER_MIN <= value <= NUMBER_MAX
-            elif ok and type_ == "unsigned":
-                ok = isinstance(value, int) and 0 <= value <= UNSIGNED_MAX
-            elif ok and type_ == "float":
-                ok = isinstance(value, (int, float)) and not math.isnan(value)
-                value = float(value) if ok else value
-            elif ok:
-                ok = isinstance(value, str)
-            if not ok:
+            checked = check_value(value, type_)
+            if checked is None:
                 raise DataError(f"column {attribute} of `{relation}` is {type_}; "
                                 f"got {value!r} in {tuple(row)!r}")
-            values.append(value)
+            values.append(checked)
         return tuple(values)
+
+    def _rows(self, relation: str, rows: tuple) -> list[tuple]:
+        """The validated rows of ``insert(relation, *rows)``: rows one by one, or
+        one iterable of rows (a list, a generator, a DataFrame, an Arrow table,
+        a 2-D numpy array)."""
+        self._check_relation(relation)
+        plan = self._relations[relation]
+        if len(rows) != 1 or _is_row(rows[0], plan.arity):
+            return self._validate_all(relation, rows)
+        data = rows[0]
+        from datalog.frames import is_frame, rows_from
+
+        if is_frame(data):
+            return rows_from(data, plan)
+        if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+            raise DataError(f"a row of `{relation}` must be a tuple; got {data!r}")
+        return self._validate_all(relation, data if isinstance(data, (list, tuple))
+                                  else list(data))
+
+    def _validate_all(self, relation: str, rows: Sequence) -> list[tuple]:
+        """Every row validated: at once, a column at a time, when the rows are
+        tuples of the right length whose columns already hold the engine's
+        values; else row by row (which names the first bad row)."""
+        from datalog.frames import all_fit
+
+        plan = self._relations[relation]
+        if len(rows) > _ROWS_AT_ONCE and set(map(type, rows)) == {tuple} and \
+                set(map(len, rows)) == {plan.arity} and plan.arity and \
+                all(all_fit(list(map(itemgetter(i), rows)), type_)
+                    for i, type_ in enumerate(plan.types)):
+            return rows if isinstance(rows, list) else list(rows)
+        return [self._validate(relation, row) for row in rows]
+
+
+def check_value(value, type_: str):
+    """``value`` as the engine holds a value of the column type ``type_``
+    (``number`` and ``unsigned``: an ``int`` in range; ``float``: a ``float``,
+    not NaN; ``symbol``: a ``str``), or ``None`` if it does not fit. numpy's
+    scalars are taken as Python's; ``bool`` fits nothing.
+
+    >>> import numpy as np
+    >>> check_value(np.int64(3), "number"), check_value(2, "float"), check_value(-1, "unsigned")
+    (3, 2.0, None)
+    """
+    if isinstance(value, (bool, str)):
+        return value if type_ == "symbol" and isinstance(value, str) else None
+    if type_ == "number" or type_ == "unsigned":
+        if not isinstance(value, int):
+            if not isinstance(value, numbers.Integral) or type(value).__name__ == "bool_":
+                return None
+            value = int(value)
+        low, high = (NUMBER_MIN, NUMBER_MAX) if type_ == "number" else (0, UNSIGNED_MAX)
+        return value if low <= value <= high else None
+    if type_ == "float":
+        if not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
+            return None
+        value = float(value)
+        return None if math.isnan(value) else value
+    return None
+
+
+def _is_row(value, arity: int) -> bool:
+    """Whether the one argument of ``insert(relation, value)`` is a row rather
+    than an iterable of rows: a tuple or list of values (no element is itself
+    a tuple or list), or an empty one when the relation has no columns."""
+    if not isinstance(value, (tuple, list)):
+        return False
+    if not value:
+        return arity == 0
+    return not any(isinstance(v, (tuple, list)) for v in value)

@@ -75,6 +75,20 @@ def check_clause_types(module: Module, context: Context) -> list[Diagnostic]:
     return out
 
 
+def variable_types(context: Context, head: Atom, body: tuple[Literal, ...]) -> dict[str, str]:
+    """The type the checker infers for each variable of the clause ``head :-
+    body`` (outside aggregates), by name; a variable whose type is unknown is
+    left out. A query's answers are typed with it (:mod:`datalog.plan.conjunctive`)."""
+    clause = _Clause(context, head, body, [])
+    top = clause.grounding.top
+    clause.infer(body, top)
+    found = {}
+    for (scope_id, name), (type_, _, _) in clause.types.items():
+        if scope_id == top.ident:
+            found[name] = type_
+    return found
+
+
 class _Clause:
     def __init__(self, context: Context, head: Atom, body: tuple[Literal, ...],
                  out: list[Diagnostic]):

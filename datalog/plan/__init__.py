@@ -10,5 +10,6 @@ functors and I/O conventions are :mod:`datalog.dialect`'s):
 - :mod:`~datalog.plan.lower`: clauses -> rule plans (join order, pushed-down
   filters, constants);
 - :mod:`~datalog.plan.expressions`: plan expressions evaluated in Python;
-- :mod:`~datalog.plan.query`: query patterns over a relation's rows.
+- :mod:`~datalog.plan.query`: query patterns over a relation's rows;
+- :mod:`~datalog.plan.conjunctive`: conjunctive queries, planned as a rule's body.
 """

@@ -1,7 +1,9 @@
 """The REPL's meta-commands: ``:begin``, ``:commit``, ``:rollback``, ``:dump``,
 ``:rels``, ``:load``, ``:save``, ``:verify``, ``:at``, ``:why``, ``:whynot``,
-``:why-changed``, ``:timing``, ``:help``, ``:quit``; and DDlog's
-``start;``, ``commit;``, ``commit dump_changes;``, ``rollback;``.
+``:why-changed``, ``:timing``, ``:limit``, ``:more``, ``:help``, ``:quit`` (``:h``,
+``:q``, and ``help``, ``quit``, ``exit`` alone on a line); and DDlog's
+``start;``, ``commit;``, ``commit dump_changes;``, ``rollback;``, ``insert R(..);``,
+``delete R(..);``, ``dump R;``, ``dump;``, ``clear R;``.
 
 DDlog's ``commit;`` prints only the summary line, as DDlog's own command line
 prints nothing for it; ``commit dump_changes;`` and ``:commit`` print the changes
@@ -11,6 +13,7 @@ too.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -19,7 +22,7 @@ from datalog.errors import DatalogError, Diagnostic, did_you_mean
 from datalog.repl.program import REPL_PATH
 from datalog.syntax import ast
 from datalog.syntax.render import format_fact, format_value, plural, sort_key
-from datalog.syntax.statements import Statement, meta_words
+from datalog.syntax.statements import WORDS, Statement, meta_words, split_toplevel
 
 if TYPE_CHECKING:
     from datalog.repl.interpreter import Repl
@@ -29,6 +32,8 @@ Statements (a statement may span lines; it ends with `.`):
   edge(1, 2).   +edge(1, 2).      assert a fact
   -edge(1, 2).                    retract a fact
   ?- path(1, x).   ?path(1, x)    the matching rows, then their count
+  ?- path(1, x), edge(x, y), y > 3.
+                                  the answers (x = .., y = ..), then their count
   p(x) :- q(x).   .decl ...   .output p
                                   extend the program (recompiles, keeps the facts)
 Outside a transaction each fact commits at once; after a commit the changes to the
@@ -36,7 +41,9 @@ output relations are printed as +fact / -fact lines, then a summary.
 Commands:
   :begin  :commit  :rollback      a transaction (also DDlog's `start;` `commit;`
                                   `commit dump_changes;` `rollback;`)
-  :dump [relation]                every row of one relation or of all
+  :dump [relation] [> FILE]       every row of one relation or of all (to a file)
+  :limit N | off                  show the first N rows of longer outputs
+  :more                           all of the last output that was cut (a pager)
   :rels                           the relations, their columns and sizes
   :load FILE.dl | FILE.facts      add a program file, or insert a relation's facts
   :save DIR                       write every relation to DIR/<relation>.facts
@@ -47,19 +54,25 @@ Commands:
   :at N                           query the state after transaction N (--store);
                                   `:at` alone returns to the present
   :timing on|off                  show how long each statement takes
-  :help                           this text
-  :quit                           leave (end of input does too)"""
+  :help  help  :h                 this text
+  :quit  quit  exit  :q           leave (end of input does too)
+DDlog's commands (end with `;`):
+  insert R(1, 2), delete R(3, 4);  one transaction (in the open one, if any)
+  dump R;   dump;   clear R;       rows of R / of all; retract every row put in R
+A `#define NAME value` line applies to every later line, facts and queries too."""
 
 #: Every meta-command, for completion and "did you mean".
 COMMANDS = (":begin", ":commit", ":rollback", ":dump", ":rels", ":load", ":save",
-            ":verify", ":at", ":why", ":whynot", ":why-changed", ":timing", ":help",
-            ":quit")
+            ":verify", ":at", ":why", ":whynot", ":why-changed", ":timing", ":limit",
+            ":more", ":help", ":quit")
 
 
 def run_command(repl: Repl, statement: Statement) -> None:
     """Execute a meta-command statement (raises :class:`DatalogError`)."""
     words = meta_words(statement.text)
-    name, args = words[0], words[1:]
+    name, args = WORDS.get(words[0], words[0]), words[1:]
+    if name in (":dump", ":clear") and args and statement.text[0] != ":":
+        args = [arg for arg in (args[0].rstrip(";").strip(),) if arg]   # DDlog's `dump R;`
     handler = _HANDLERS.get(name)
     if handler is None:
         raise _error(statement, f"unknown command `{name}`",
@@ -107,13 +120,91 @@ def _rollback(repl: Repl, statement: Statement, args: list[str]) -> None:
 
 
 def _dump(repl: Repl, statement: Statement, args: list[str]) -> None:
+    target = None
+    if ">" in args:            # `:dump [relation] > FILE`
+        at = args.index(">")
+        if at != len(args) - 2:
+            raise _error(statement, "`>` takes one file name", "write `:dump path > FILE`",
+                         repl.sources())
+        target, args = args[-1], args[:at]
+    if len(args) > 1:
+        raise _error(statement, "`:dump` takes [relation] [> FILE]", None, repl.sources())
     names = [_relation(repl, statement, args[0])] if args else repl.relation_names()
-    count = 0
-    for name in names:
-        for row in sorted(repl.reading.query(name), key=sort_key):
-            repl.write(format_fact(name, row))
-            count += 1
-    repl.write(plural(count, "row"))
+    lines = [format_fact(name, row) for name in names
+             for row in sorted(repl.reading.query(name), key=sort_key)]
+    if target is None:
+        repl.write_rows(lines)
+        repl.write(plural(len(lines), "row"))
+        return
+    try:
+        write_files({target: "".join(line + ".\n" for line in lines)})
+    except OSError as exc:
+        raise _error(statement, f"cannot write {target}: {exc.strerror or exc}", None,
+                     repl.sources(), word=target) from None
+    repl.write(f"wrote {plural(len(lines), 'row')} to {target}")
+
+
+def _more(repl: Repl, statement: Statement, args: list[str]) -> None:
+    """The whole of the last output that `:limit` cut: through the pager
+    (``$PAGER``) on a terminal, else written out."""
+    if not repl.hidden:
+        repl.write("nothing more to show: no output was cut since the last `:more`")
+        return
+    lines, repl.hidden = repl.hidden, []
+    if repl.interactive:
+        import pydoc
+
+        pydoc.pager(_COLOURS.sub("", "\n".join(lines)) + "\n")
+    else:
+        repl.out.write("".join(line + "\n" for line in lines))
+    repl.write(plural(len(lines), "line"))
+
+
+def _limit(repl: Repl, statement: Statement, args: list[str]) -> None:
+    word = args[0]
+    if word == "off":
+        repl.limit = None
+        repl.write("limit off: every row is shown")
+        return
+    if not (word.isascii() and word.isdigit()) or len(word) > 9 or int(word) == 0:
+        raise _error(statement, f"`:limit` takes a number of rows or `off`, not `{word}`",
+                     None, repl.sources(), word=word)
+    repl.limit = int(word)
+    repl.write(f"limit {repl.limit}: longer outputs show their first {repl.limit} rows")
+
+
+def _update(repl: Repl, statement: Statement, args: list[str]) -> None:
+    """DDlog's ``insert R(1, 2), delete R(3, 4);``: one transaction (or part
+    of the open one)."""
+    repl.require_live(statement)
+    text = statement.text.rstrip()
+    if not text.endswith(";"):
+        raise _error(statement, "DDlog's updates end with `;`",
+                     f"write `{text};`", repl.sources())
+    changes = {}
+    for offset, piece in split_toplevel(text[:-1], ","):
+        match = _UPDATE.match(piece)
+        if match is None:
+            column = offset + len(piece) - len(piece.lstrip())
+            raise _error(Statement(piece.strip(), statement.line, statement.column + column,
+                                   "meta"),
+                         "expected `insert R(...)` or `delete R(...)`", None, repl.sources())
+        atom = piece[match.end():].rstrip()
+        kind = "assert" if match.group(1) == "insert" else "retract"
+        fact = Statement(atom + ".", statement.line, statement.column + offset + match.end(),
+                         kind)
+        changes.update(repl.facts(fact))
+    repl.update(changes)
+
+
+def _clear(repl: Repl, statement: Statement, args: list[str]) -> None:
+    """DDlog's ``clear R;``: retract every row inserted into ``R``."""
+    repl.require_live(statement)
+    if not args:
+        raise _error(statement, "`clear` takes a relation", "write `clear R;`",
+                     repl.sources())
+    name = _relation(repl, statement, args[0])
+    repl.update({(name, row): -1 for row in sorted(repl.session.inputs(name), key=sort_key)})
 
 
 def _rels(repl: Repl, statement: Statement, args: list[str]) -> None:
@@ -264,20 +355,29 @@ def _quit(repl: Repl, statement: Statement, args: list[str]) -> None:
     repl.done = True
 
 
+_UPDATE = re.compile(r"\s*(insert|delete)\s+")
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
+
 _HANDLERS: dict[str, Callable] = {
     ":begin": _begin, ":commit": _commit, ":rollback": _rollback, ":dump": _dump,
     ":rels": _rels, ":load": _load, ":save": _save, ":verify": _verify, ":at": _at,
     ":why": _why, ":whynot": _whynot, ":why-changed": _why_changed,
-    ":timing": _timing,
+    ":timing": _timing, ":limit": _limit, ":more": _more,
     ":help": _help, ":quit": _quit,
+    # DDlog's `insert ...;`, `delete ...;`, `clear R;` (`dump R;` is `:dump R`)
+    ":insert": _update, ":delete": _update, ":clear": _clear,
 }
-_ARGUMENTS = {":begin": (0, 0), ":commit": (0, 0), ":rollback": (0, 0), ":dump": (0, 1),
+_ARGUMENTS = {":begin": (0, 0), ":commit": (0, 0), ":rollback": (0, 0), ":dump": (0, 3),
+              ":limit": (1, 1), ":more": (0, 0), ":insert": (0, 99), ":delete": (0, 99),
+              ":clear": (0, 1),
               ":rels": (0, 0), ":load": (1, 1), ":save": (1, 1), ":verify": (0, 0),
               ":at": (0, 1), ":why": (1, 99), ":whynot": (1, 99), ":why-changed": (1, 99),
               ":timing": (1, 1),
               ":help": (0, 0), ":quit": (0, 0)}
 _USAGE = {":begin": "no arguments", ":commit": "no arguments", ":rollback": "no arguments",
-          ":dump": "[relation]", ":rels": "no arguments", ":load": "FILE",
+          ":dump": "[relation] [> FILE]", ":limit": "N|off", ":more": "no arguments",
+          ":insert": "R(...);", ":delete": "R(...);", ":clear": "R;", ":rels": "no arguments",
+          ":load": "FILE",
           ":save": "DIR", ":verify": "no arguments", ":at": "[N]", ":why": "FACT",
           ":whynot": "FACT", ":why-changed": "FACT", ":timing": "on|off", ":help": "no arguments",
           ":quit": "no arguments"}

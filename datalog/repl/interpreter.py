@@ -40,19 +40,32 @@ from typing import IO
 import datalog
 from datalog.analysis.check import check
 from datalog.errors import CheckError, DataError, DatalogError, Diagnostic, ParseError
+from datalog.plan.conjunctive import Conjunction
 from datalog.plan.lower import fact_row
 from datalog.plan.query import Pattern
 from datalog.repl.program import REPL_PATH, ProgramText
 from datalog.syntax import ast
 from datalog.syntax.parser import parse
-from datalog.syntax.render import format_change, format_fact, format_ms, plural, sort_key
-from datalog.syntax.statements import Statement, StatementReader
+from datalog.syntax.preprocess import predefined, preprocess
+from datalog.syntax.render import (
+    format_change,
+    format_fact,
+    format_ms,
+    format_value,
+    plural,
+    sort_key,
+)
+from datalog.syntax.statements import Statement, StatementReader, has_toplevel
 
 #: (relation, row) -> +1 (asserted) or -1 (retracted): what the user did, last
 #: statement winning, in the order first done.
 Changes = dict[tuple[str, tuple], int]
 
 _ADD_IT = "write it without `+`, `-` or `?` to add it to the program"
+#: ANSI colours: inserted rows, retracted rows and errors, warnings, notes.
+GREEN, RED, YELLOW, DIM = "32", "31", "33", "2"
+#: Retracted rows that were not there, each named in a warning up to this many.
+_ABSENT_SHOWN = 10
 
 
 class Repl:
@@ -77,6 +90,11 @@ class Repl:
         self._undo: list = []                  # the changes' previous weights (a statement's)
         self.pending: Changes | None = None    # the open transaction's changes
         self.timing = False
+        self.colour = False                    # ANSI colours (on a terminal)
+        self.interactive = False               # on a terminal: `:more` uses a pager
+        self.limit: int | None = None          # rows shown per output (`:limit`)
+        self.hidden: list[str] = []            # the whole of the last cut output
+        self.macros = predefined(self.program_options.get("macros") or {})
         self.failed = False                    # some statement failed
         self.done = False                      # :quit was given
         self.view: datalog.Session | None = None   # `:at N`: the past state queried
@@ -215,17 +233,29 @@ class Repl:
 
     def assert_facts(self, statement: Statement) -> None:
         """``edge(1, 2).``, ``+edge(1, 2).``, ``-edge(1, 2).``"""
+        self.require_live(statement)
+        self.update(self.facts(statement))
+
+    def require_live(self, statement: Statement) -> None:
+        """Changes need the live session, not the past one of `:at N`."""
         if self.view is not None:
             raise self._statement_error(
                 statement, f"viewing the state after transaction {self.view_at}, "
                 "which is read-only", "`:at` alone returns to the present")
-        changes = _exactly_placed(self._facts, statement)
+
+    def update(self, changes: Changes) -> None:
+        """Commit ``changes`` at once, or add them to the open transaction."""
         if self.pending is not None:
             for key, weight in changes.items():
                 self.pending.pop(key, None)   # re-insert: the last statement wins
                 self.pending[key] = weight
         else:
             self.commit(changes)
+
+    def facts(self, statement: Statement) -> Changes:
+        """The changes a fact statement asks for, its errors placed in the
+        session's input."""
+        return _exactly_placed(self._facts, statement)
 
     def _facts(self, statement: Statement, exact: bool) -> Changes:
         """The changes a fact statement asks for, parsed, checked and validated."""
@@ -254,15 +284,37 @@ class Repl:
 
     def query(self, statement: Statement) -> None:
         """``?- path(1, x).`` or ``?path(1, x)``: the matching rows, then their
-        count."""
+        count; ``?- path(1, x), edge(x, y), y > 3.`` (a conjunction: several
+        literals, or a negation): the answers, one ``x = 2, y = 7`` line each,
+        then their count."""
+        body = statement.text[2 if statement.text.startswith("?-") else 1:].lstrip()
+        if body.startswith("!") or has_toplevel(body, ",;=<>"):
+            self._conjunction(statement)
+            return
         pattern = _exactly_placed(self._pattern, statement)
         start = time.perf_counter()
         rows = sorted((row for row in self.reading.query(pattern.relation)
                        if pattern.matches(row)), key=sort_key)
         elapsed = time.perf_counter() - start
-        for row in rows:
-            self.write(format_fact(pattern.relation, row))
+        self.write_rows([format_fact(pattern.relation, row) for row in rows])
         self.write(plural(len(rows), "row") + self._timing(elapsed))
+
+    def _conjunction(self, statement: Statement) -> None:
+        conjunction = _exactly_placed(self._conjunctive, statement)
+        start = time.perf_counter()
+        answers = self.reading.solve(conjunction).rows
+        elapsed = time.perf_counter() - start
+        self.write_rows([", ".join(f"{name} = {format_value(value)}"
+                                   for name, value in zip(conjunction.variables, row))
+                         or "true" for row in sorted(answers, key=sort_key)])
+        self.write(plural(len(answers), "answer") + self._timing(elapsed))
+
+    def _conjunctive(self, statement: Statement, exact: bool) -> Conjunction:
+        text = statement.text
+        skip = 2 if text.startswith("?-") else 1
+        padded = statement.padded(" " * skip + text[skip:])
+        return Conjunction.parse(self.expand(padded if exact else padded[statement.line - 1:]),
+                                 self.checked, REPL_PATH)
 
     def _pattern(self, statement: Statement, exact: bool) -> Pattern:
         """A query statement's pattern, parsed and checked."""
@@ -270,7 +322,7 @@ class Repl:
         skip = 2 if text.startswith("?-") else 1
         padded = statement.padded(" " * skip + text[skip:])
         try:
-            return Pattern.parse(padded if exact else padded[statement.line - 1:],
+            return Pattern.parse(self.expand(padded if exact else padded[statement.line - 1:]),
                                  self.checked, REPL_PATH, "?- path(1, x).")
         except ParseError as error:   # a rule or directive: say how to add it instead
             first = error.diagnostics[0] if error.diagnostics else None
@@ -286,6 +338,15 @@ class Repl:
         self.recompile(self.text.extended(statement),
                        lambda span: span.path == REPL_PATH
                        and statement.line <= span.line <= statement.end_line)
+        if statement.text.startswith("#"):    # `#define` / `#undef`: for later lines too
+            preprocess(statement.padded(), REPL_PATH, None, self.macros)
+
+    def expand(self, text: str) -> str:
+        """``text`` with the macros of ``-M`` and of the `#define` lines typed
+        so far expanded."""
+        if not self.macros:
+            return text
+        return preprocess(text, REPL_PATH, None, dict(self.macros)).text
 
     def recompile(self, text: ProgramText, new: Callable[[ast.Span], bool]) -> None:
         """Compile ``text`` into a new program and session that keep every
@@ -316,6 +377,8 @@ class Repl:
     def commit(self, changes: Changes, show: bool = True) -> None:
         """Apply ``changes`` in one transaction; print the changes to the reported
         relations (unless ``show`` is false) and the summary line."""
+        absent = [(relation, row) for (relation, row), weight in changes.items()
+                  if weight < 0 and not self.session.contains(relation, row)]
         start = time.perf_counter()
         with self.session.transaction() as tx:
             for (relation, row), weight in changes.items():
@@ -332,7 +395,18 @@ class Repl:
         lines = [(relation, row, weight) for relation, row, weight in tx.delta
                  if relation in reported]
         self._note_lasting(changes)
+        self._note_absent(absent)
         self._print_changes("committed", lines, elapsed, show)
+
+    def _note_absent(self, absent: list) -> None:
+        """Warn about retracted rows that were not there: nothing to retract."""
+        absent.sort(key=lambda key: (key[0], sort_key(key[1])))
+        for relation, row in absent[:_ABSENT_SHOWN]:
+            self.note(f"warning: {format_change(relation, row, -1)} changed nothing: "
+                      f"`{relation}` has no such row")
+        if len(absent) > _ABSENT_SHOWN:
+            self.note(f"warning: and {len(absent) - _ABSENT_SHOWN} more retracted rows "
+                      "that were not there")
 
     def _note_lasting(self, changes: Changes) -> None:
         """Warn about retracted rows that are still there: a rule derives them or
@@ -352,8 +426,9 @@ class Repl:
                        show: bool = True) -> None:
         changes.sort(key=lambda c: (c[0], sort_key(c[1]), c[2]))
         if show:
-            for relation, row, weight in changes:
-                self.write(format_change(relation, row, weight))
+            self.write_rows([self.paint(format_change(relation, row, weight),
+                                        GREEN if weight > 0 else RED)
+                             for relation, row, weight in changes])
         inserted = sum(1 for c in changes if c[2] > 0)
         self.write(f"{what}: {inserted} inserted, {len(changes) - inserted} retracted"
                    + self._timing(elapsed))
@@ -413,8 +488,8 @@ class Repl:
         long session). ``what`` it is for (``asserted``, ``retracted``,
         ``queried``) words the error if it is not facts."""
         padded = statement.padded(text)
-        parsed = parse(padded if exact else padded[statement.line - 1:], REPL_PATH,
-                       macros=self.program_options.get("macros"))
+        parsed = parse(self.expand(padded if exact else padded[statement.line - 1:]),
+                       REPL_PATH)
         if parsed.rules or parsed.relations or parsed.directives or parsed.types:
             kind = "a rule" if parsed.rules else "a declaration or directive"
             hint = _ADD_IT if statement.text[0] in "+-?" else None
@@ -438,15 +513,44 @@ class Repl:
         self.out.write(line + "\n")
         self.out.flush()
 
+    def write_rows(self, lines: list[str]) -> None:
+        """Lines of one output (rows, answers, changes): all of them, or with a
+        `:limit`, the first ones and a count of the rest (`:more` shows all)."""
+        if self.limit is None or len(lines) <= self.limit:
+            self.out.write("".join(line + "\n" for line in lines))
+            self.out.flush()
+            return
+        self.out.write("".join(line + "\n" for line in lines[:self.limit]))
+        self.hidden = lines
+        self.write(self.paint(f"... {len(lines) - self.limit} more (of {len(lines)}): "
+                              "`:more` shows them all, `:dump REL > FILE` writes a "
+                              "relation to a file", DIM))
+
+    def paint(self, text: str, colour: str) -> str:
+        """``text`` in ``colour`` (an ANSI code) when colours are on."""
+        return f"\x1b[{colour}m{text}\x1b[0m" if self.colour else text
+
     def note(self, text: str) -> None:
         """A warning or message on the error stream that is not a failure."""
         self.out.flush()
+        if text.startswith("warning:"):
+            text = self.paint(text, YELLOW)
+        elif text.startswith("error:"):
+            text = self.paint(text, RED)
         self.err.write(text + "\n")
         self.err.flush()
 
     def error(self, error: DatalogError) -> None:
+        """A failed statement: its diagnostics, the first line of each in red."""
         self.failed = True
-        self.note(str(error))
+        text = str(error)
+        if self.colour:
+            text = "\n".join(self.paint(line, RED) if ": error: " in line or
+                             line.startswith("error: ") else line
+                             for line in text.split("\n"))
+        self.out.flush()
+        self.err.write(text + "\n")
+        self.err.flush()
 
     def _timing(self, elapsed: float) -> str:
         return f" ({format_ms(elapsed)})" if self.timing else ""

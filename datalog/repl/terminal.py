@@ -1,6 +1,8 @@
 """Where the REPL's lines come from: a terminal (prompt_toolkit, with history,
-completion and a continuation prompt) or anything else (a pipe, a file: no
-prompts, exit status 1 if a statement failed).
+completion, a continuation prompt, colours and outputs cut at
+:data:`TERMINAL_LIMIT` rows) or anything else (a pipe, a file: no prompts, no
+colours, every row; exit status 1 if a statement failed). ``NO_COLOR`` set in
+the environment turns the colours off.
 
 On a terminal the history lives in ``~/.datalog_history`` (``$HOME`` decides where
 ``~`` is); Tab completes meta-commands, directive keywords, relation names and,
@@ -21,6 +23,9 @@ from datalog.repl.commands import COMMANDS
 from datalog.repl.interpreter import Repl
 
 HISTORY_FILE = ".datalog_history"
+#: On a terminal, an output longer than this many rows shows its first ones and
+#: a count (`:more` shows all; `:limit` changes it).
+TERMINAL_LIMIT = 50
 DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma")
 _WORD = re.compile(r"[.:]?[A-Za-z_?][\w?]*$|[.:]$")
 _PATH_COMMAND = re.compile(r"^\s*:(load|save)\s+(\S*)$")
@@ -64,6 +69,9 @@ def run(path: str | None = None, fact_dir: str | None = None,
         stderr.write(str(error) + "\n")
         return 1
     if _is_terminal(stdin) and _is_terminal(stdout):
+        repl.interactive = True
+        repl.colour = not os.environ.get("NO_COLOR")
+        repl.limit = TERMINAL_LIMIT
         interactive(repl)
         return 0
     try:

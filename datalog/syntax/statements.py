@@ -41,6 +41,12 @@ DDLOG_COMMANDS = {
     "rollback": ":rollback",
 }
 _DDLOG = re.compile(r"^(start|commit(?:\s+dump_changes)?|rollback)\s*;$")
+#: Words alone on a line that leave or ask for help, as other REPLs take them.
+WORDS = {"exit": ":quit", "quit": ":quit", "help": ":help", ":q": ":quit", ":h": ":help"}
+_WORD_LINE = re.compile(r"^(exit|quit|help)\s*[;.]?$")
+#: DDlog's update and relation commands, which end with `;`: `insert R(1, 2);`,
+#: `delete R(1, 2);` (several joined by `,`), `dump R;`, `dump;`, `clear R;`.
+_DDLOG_LINE = re.compile(r"^(?:(?:insert|delete)\s+[A-Za-z_?]|(?:dump|clear)\b\s*[A-Za-z_?;])")
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")", "]", "}"}
 
@@ -83,7 +89,7 @@ def classify(text: str) -> str:
     """
     if text.startswith(":") and not text.startswith(":-"):
         return "meta"
-    if _DDLOG.match(text):
+    if _DDLOG.match(text) or _WORD_LINE.match(text) or _DDLOG_LINE.match(text):
         return "meta"
     if text.startswith("?"):
         return "query"
@@ -106,14 +112,57 @@ def meta_words(text: str) -> list[str]:
     [':commit']
     >>> meta_words(':save "my dir"')
     [':save', 'my dir']
+    >>> meta_words("exit"), meta_words("insert edge(1, 2), delete edge(2, 3);")
+    ([':quit'], [':insert', 'edge(1, 2), delete edge(2, 3);'])
     """
     match = _DDLOG.match(text)
     if match:
         return [DDLOG_COMMANDS[" ".join(match.group(1).split())]]
+    match = _WORD_LINE.match(text)
+    if match:
+        return [WORDS[match.group(1)]]
+    if _DDLOG_LINE.match(text):
+        word = text.split(None, 1)[0].rstrip(";")
+        return [f":{word}", text[len(word):].strip()]
     try:
         return shlex.split(text)      # `:load "my file.dl"`
     except ValueError:                # an unbalanced quote: take the words as they are
         return text.split()
+
+
+def has_toplevel(text: str, chars: str) -> bool:
+    """Whether one of ``chars`` occurs in ``text`` outside strings, comments
+    and brackets (a query with a top-level ``,`` is a conjunction).
+
+    >>> has_toplevel('p(1, x), q(x)', ","), has_toplevel('p(1, "a,b")', ",")
+    (True, False)
+    """
+    scanner = _Scanner()
+    i = 0
+    while i < len(text):
+        if scanner.plain(text[i]) and scanner.depth == 0 and text[i] in chars and \
+                not text.startswith(("//", "/*"), i):
+            return True
+        i += scanner.step(text, i)
+    return False
+
+
+def split_toplevel(text: str, separator: str) -> list[tuple[int, str]]:
+    """``text`` cut at each ``separator`` outside strings, comments and
+    brackets: ``(offset, piece)`` pairs.
+
+    >>> split_toplevel('insert r(1, ","), delete r(2)', ",")
+    [(0, 'insert r(1, ",")'), (17, ' delete r(2)')]
+    """
+    scanner = _Scanner()
+    pieces, start, i = [], 0, 0
+    while i < len(text):
+        if scanner.plain(text[i]) and scanner.depth == 0 and text[i] == separator:
+            pieces.append((start, text[start:i]))
+            start = i + 1
+        i += scanner.step(text, i)
+    pieces.append((start, text[start:]))
+    return pieces
 
 
 def _has_toplevel_turnstile(text: str) -> bool:
@@ -219,8 +268,9 @@ class StatementReader:
                     continue
                 self._start = (self.line, i + 1)
                 begin = i
-                if char == ":" and line[i + 1:i + 2] != "-" or _DDLOG.match(
-                        line[i:].strip()):
+                rest = line[i:].strip()
+                if char == ":" and line[i + 1:i + 2] != "-" or _DDLOG.match(rest) or \
+                        _WORD_LINE.match(rest) or _DDLOG_LINE.match(rest):
                     # a meta-command takes the rest of the line, comments and all
                     statements.append(self._finish(line[i:].rstrip()))
                     scanner.line_comment = False
@@ -257,6 +307,8 @@ class StatementReader:
         if scanner.depth or scanner.string or scanner.block:
             return False
         head = text.lstrip()
+        if head.startswith("?") and text.rstrip().endswith((",", ";")):
+            return False          # a conjunctive query continues on the next line
         return head.startswith((".", "#", "?"))
 
     def _finish(self, tail: str) -> Statement:

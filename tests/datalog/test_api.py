@@ -53,7 +53,7 @@ def test_program_from_file(tmp_path):
     path = tmp_path / "tc.dl"
     path.write_text(TC)
     program = datalog.Program.from_file(path)
-    assert program.relations == ("edge", "path")
+    assert tuple(program.relations) == ("edge", "path")   # a mapping: name -> Relation
     (tmp_path / "edge.facts").write_text("1\t2\n2\t3\n")
     session = program.session(fact_dir=tmp_path)
     assert session.query("path") == {(1, 2), (2, 3), (1, 3)}

@@ -201,6 +201,9 @@ statements = st.sampled_from([
     f"e({'9' * 5000}, \"a\").", "p(x) :- e(x, \"a\").", ".decl q(x: symbol)", ".output e",
     '.output e(delimiter="\\\\x")', '.output e(filename="a\\0b")', "e(1,", "start;",
     "commit;", "rollback;", "commit dump_changes;", "q(x) :- q(x).",
+    'insert e(1, "a"), delete e(3, "c");', "insert e(1);", "delete p(1),", "dump e;", "dump;",
+    "clear e;", "clear p;", "help", "?- e(x, y), p(x), x > 1.", "?- !e(1, _).", "?- e(x,",
+    "#define N 3", "e(N, \"n\").", ":dump e > saved", ":dump > \0", ":limit 1", ":more",
 ])
 lines = st.one_of(statements, st.tuples(st.sampled_from(COMMANDS + (":nope", ":")),
                                         arguments).map(" ".join))
@@ -240,12 +243,14 @@ def test_random_repl_command_lines_never_escape_the_repl(script):
 @fuzz(3, 60)
 @given(scripts)
 @example([":load nope.dl\n", f"e({'9' * 5000}, \"a\").\n", ":save saved\n", ":dump\n"])
+@example([":begin \ud800\n", "?- q(x).\n"])     # a lone surrogate: bytes that are not UTF-8
 def test_random_repl_command_lines_through_the_real_command(script):
     with tempfile.TemporaryDirectory() as directory:
         Path(directory, "p.dl").write_text(PROGRAM)
         env = dict(os.environ, HOME=directory, PYTHONPATH=str(REPO))
         result = subprocess.run(
-            [sys.executable, "-m", "cli", "repl", "p.dl"], input="".join(script).encode(),
+            [sys.executable, "-m", "cli", "repl", "p.dl"],
+            input="".join(script).encode("utf-8", "surrogatepass"),
             capture_output=True, cwd=directory, env=env, timeout=300, check=False)
     stderr = result.stderr.decode("utf-8", "replace")
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr

@@ -4,7 +4,7 @@ they start, whatever the layout of the input."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datalog.syntax.statements import StatementReader, classify
+from datalog.syntax.statements import StatementReader, classify, meta_words
 
 # Statements that end with a terminating `.`, with dots, quotes and comment
 # markers inside strings and numbers to trip a careless reader.
@@ -90,3 +90,24 @@ def test_a_dot_in_a_number_or_a_name_does_not_end_a_statement():
     assert reader.feed(", x > 1.") != []
     assert reader.feed("p(1).q(2)") == []
     assert reader.flush()[0].text == "p(1).q(2)"
+
+
+def test_words_and_ddlog_commands_are_commands_and_names_stay_relations():
+    reader = StatementReader()
+    found = [s for line in ["exit", "quit;", "help", ":q", ":h", "insert r(1, 2);",
+                            "delete r(1, 2), insert r(2, 3);", "dump r;", "dump;",
+                            "clear r;", "exit(1).", "dump(1).", "insert(1).", "help(2)."]
+             for s in reader.feed(line)]
+    assert [s.kind for s in found] == ["meta"] * 10 + ["assert"] * 4
+    assert [meta_words(s.text)[0] for s in found[:10]] == [
+        ":quit", ":quit", ":help", ":q", ":h", ":insert", ":delete", ":dump", ":dump",
+        ":clear"]
+    assert not reader.pending
+
+
+def test_a_conjunctive_query_continues_after_a_comma():
+    reader = StatementReader()
+    assert reader.feed("?- path(1, x),") == []
+    assert reader.pending
+    (query,) = reader.feed("   edge(x, y).")
+    assert (query.text, query.kind) == ("?- path(1, x),\n   edge(x, y).", "query")
