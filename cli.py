@@ -180,7 +180,9 @@ def _spark_conf(ctx, param, pairs) -> dict:
 @click.option("-D", "--output-dir", default=".", show_default=True, metavar="DIR|-",
               help="Write each .output relation r to DIR/r.csv; `-` prints them.")
 @click.option("--max-iterations", type=click.IntRange(min=1), metavar="N",
-              help="Fail if a recursive stratum needs more than N iterations.")
+              help="Fail if a recursive stratum needs more than N iterations (no "
+                   "limit by default, as in Soufflé: this or Ctrl-C stops a program "
+                   "that does not terminate).")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
               show_default=True, help="Evaluate in this process, or on Apache Spark.")
 @click.option("--master", metavar="URL",

@@ -41,7 +41,6 @@ from engine.errors import (
     OperatorError,
 )
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
-from engine.trace import MAX_ITERATION
 from engine.zset import EMPTY, ZSet
 
 
@@ -193,7 +192,7 @@ class ChildCircuit(BaseCircuit):
 
     nested = True
 
-    def __init__(self, parent: BaseCircuit, label: str, max_iterations: int):
+    def __init__(self, parent: BaseCircuit, label: str, max_iterations: int | None):
         super().__init__(parent, label)
         self.max_iterations = max_iterations
         self.feedbacks: list[Feedback] = []
@@ -275,7 +274,7 @@ class ChildCircuit(BaseCircuit):
                         nxt = p
             if nxt is None:
                 break
-            if nxt >= limit:
+            if limit is not None and nxt >= limit:
                 raise IterationLimitError(self.label or "child", limit, self.epoch)
             i = nxt
         self.iterations = count
@@ -291,11 +290,13 @@ class Circuit(BaseCircuit):
     {'swapped': ZSet({(2, 1): 1})}
     """
 
-    def __init__(self, max_iterations: int = 100_000, spill_threshold: int | None = None,
+    def __init__(self, max_iterations: int | None = None, spill_threshold: int | None = None,
                  columnar_threshold: int | None = None):
         super().__init__(None, "")
-        if not 1 <= max_iterations <= MAX_ITERATION:
-            raise BuildError(f"max_iterations must be between 1 and {MAX_ITERATION}")
+        if max_iterations is not None and (type(max_iterations) is not int
+                                           or max_iterations < 1):
+            raise BuildError(f"max_iterations must be a positive integer or None (no limit), "
+                             f"got {max_iterations!r}")
         self.max_iterations = max_iterations
         # Traces that joins read move to Spark past this many rows (engine.spark.spill).
         self.spill_threshold = spill_threshold

@@ -70,7 +70,7 @@ class SparkExecutor:
     """Evaluates ``plan`` in ``spark``. ``max_iterations`` bounds each
     recursive stratum's loop."""
 
-    def __init__(self, spark, plan: ProgramPlan, *, max_iterations: int = 100_000):
+    def __init__(self, spark, plan: ProgramPlan, *, max_iterations: int | None = None):
         self.spark = spark
         self.plan = plan
         self.max_iterations = max_iterations
@@ -180,7 +180,7 @@ class SparkExecutor:
         live = {name for name in stratum.relations if delta[name].count()}
         while live:
             iteration += 1
-            if iteration > self.max_iterations:
+            if self.max_iterations is not None and iteration > self.max_iterations:
                 raise iteration_limit(stratum, self.max_iterations)
             whole = {name: union_all(pieces) for name, pieces in accumulated.items()}
             new: dict[str, list] = {}
