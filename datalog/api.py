@@ -50,6 +50,7 @@ from datalog.dialect.io import (
     read_facts,
     write_files,
 )
+from datalog.dialect.user_functors import AUTOINC, AutoInc
 from datalog.errors import (
     DataError,
     DatalogError,
@@ -59,6 +60,7 @@ from datalog.errors import (
     did_you_mean,
 )
 from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog explain`)
+from datalog.functors import bind_functors
 from datalog.plan.lower import plan_program
 from datalog.plan.query import Pattern
 from datalog.rows import Rows, sorted_rows
@@ -74,30 +76,36 @@ class Program:
     :class:`~datalog.errors.ParseError` / :class:`~datalog.errors.CheckError`.
     ``macros`` (name -> value, a string or an integer) are defined before the
     text, as Soufflé's ``-M``; ``#include`` looks in ``include_dirs`` after the
-    including file's folder, as ``-I``."""
+    including file's folder, as ``-I``. ``functors`` binds the program's
+    user-defined functors (``.functor f(..)``) to Python callables by name
+    (:mod:`datalog.functors`)."""
 
     def __init__(self, text: str, path: str | None = None, *,
                  macros: Mapping[str, object] | None = None,
-                 include_dirs: Sequence[str | os.PathLike] = ()):
+                 include_dirs: Sequence[str | os.PathLike] = (),
+                 functors: Mapping[str, Callable] | None = None):
         from datalog.analysis.frontend import load
 
         self.path = path
         self.checked = load(text, path if path is not None else "<string>", macros=macros,
                             include_dirs=include_dirs)
         self.plan = plan_program(self.checked)
+        self.functors = bind_functors(self.checked.program, functors)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, *,
                   macros: Mapping[str, object] | None = None,
-                  include_dirs: Sequence[str | os.PathLike] = ()) -> Program:
+                  include_dirs: Sequence[str | os.PathLike] = (),
+                  functors: Mapping[str, Callable] | None = None) -> Program:
         """The program in the file at ``path`` (``#include`` relative to it, then
-        in ``include_dirs``); ``macros`` as for :class:`Program`."""
+        in ``include_dirs``); ``macros`` and ``functors`` as for :class:`Program`."""
         from datalog.analysis.frontend import load_file
 
         program = cls.__new__(cls)
         program.path = os.fspath(path)
         program.checked = load_file(program.path, macros=macros, include_dirs=include_dirs)
         program.plan = plan_program(program.checked)
+        program.functors = bind_functors(program.checked.program, functors)
         return program
 
     @property
@@ -142,11 +150,16 @@ class Program:
         """How the program is evaluated, as ``datalog plan`` prints it: the
         relational plan, the shared indexes, the circuit's nodes and, with
         ``code``, the generated function of every fused step."""
-        return compile_plan(self.plan).describe(code=code)
+        return compile_plan(self.plan, functors=self._implementations()).describe(code=code)
 
     def circuit_dot(self) -> str:
         """The compiled circuit in Graphviz DOT (``datalog graph --circuit``)."""
-        return compile_plan(self.plan).circuit.to_dot()
+        return compile_plan(self.plan, functors=self._implementations()).circuit.to_dot()
+
+    def _implementations(self, autoinc: AutoInc | None = None, peek: bool = False) -> dict:
+        """What the executors call for ``@name`` and ``autoinc()``."""
+        counter = autoinc if autoinc is not None else AutoInc()
+        return {**self.functors, AUTOINC: counter.overload(peek)}
 
 
 def diagnose_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
@@ -440,8 +453,11 @@ class Session:
         self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
         self._open: Transaction | None = None        # the `with` block in progress
         self._max_iterations = max_iterations
+        self._autoinc = AutoInc()
+        self._functors = program._implementations(self._autoinc, peek=True)  # explain
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
-                                      spill_threshold=spill_threshold)
+                                      spill_threshold=spill_threshold,
+                                      functors=program._implementations(self._autoinc))
         self._circuit = self._compiled.circuit
         self._inputs: dict[str, set] = {name: set() for name in plan.relations}
         self._contents: dict[str, set] = {name: set() for name in plan.relations}
@@ -561,8 +577,11 @@ class Session:
     def _run(self, batches: dict[str, dict], dry_run: bool = False) -> Delta:
         """One epoch; the session's own state changes only if it succeeds (and
         not at all for a ``dry_run``)."""
+        self._autoinc.begin()
+        kept = False
         try:
             output = self._circuit.step(batches, dry_run=dry_run)
+            kept = not dry_run
         except IterationLimitError as exc:
             stratum = next(s for s in self.program.plan.strata
                            if child_label(s) == exc.child)
@@ -575,6 +594,12 @@ class Session:
             if isinstance(exc.__cause__, DatalogError):
                 raise self.program.located(exc.__cause__) from None
             raise EvaluationError(str(exc)) from None
+        finally:
+            # a failed epoch, or a dry run, gives back the autoinc() numbers it took
+            if kept:
+                self._autoinc.commit()
+            else:
+                self._autoinc.rollback()
         inserted: dict[str, frozenset] = {}
         retracted: dict[str, frozenset] = {}
         for name, diff in output.items():

@@ -125,7 +125,7 @@ class Call:
 
     def __str__(self) -> str:
         args = ", ".join(str(a) for a in self.args)
-        if self.op.isidentifier():
+        if self.op.isidentifier() or self.op.startswith("@"):
             return f"{self.op}({args})"
         if len(self.args) == 1:
             return f"({self.op}{args})"
