@@ -52,10 +52,12 @@ from datalog.dialect.io import (
 )
 from datalog.dialect.user_functors import AUTOINC, AutoInc
 from datalog.errors import (
+    CheckError,
     DataError,
     DatalogError,
     Diagnostic,
     EvaluationError,
+    ParseError,
     StoreError,
     did_you_mean,
 )
@@ -163,13 +165,28 @@ class Program:
 
 
 def diagnose_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
-                  include_dirs: Sequence[str | os.PathLike] = ()
+                  include_dirs: Sequence[str | os.PathLike] = (),
+                  functors: Mapping[str, Callable] | None = None
                   ) -> tuple[list[Diagnostic], dict[str, str]]:
     """Every error and warning of the program at ``path`` (``datalog check``),
-    sorted by place, and the text of its files (path -> text) for formatting."""
-    from datalog.analysis.frontend import diagnose_file as diagnose
+    sorted by place, and the text of its files (path -> text) for formatting.
+    With ``functors`` (name -> callable), also each declared functor that has
+    no callable among them."""
+    from datalog.analysis.check import sort_diagnostics
+    from datalog.analysis.frontend import diagnose
+    from datalog.syntax.parser import parse_file
 
-    return diagnose(path, macros=macros, include_dirs=include_dirs)
+    try:
+        module = parse_file(path, macros=macros, include_dirs=include_dirs)
+    except ParseError as error:
+        return list(error.diagnostics), error.sources
+    diagnostics, sources = diagnose(module), dict(module.sources)
+    if functors is not None:
+        try:
+            bind_functors(module, functors)
+        except CheckError as error:
+            diagnostics = sort_diagnostics(diagnostics + list(error.diagnostics))
+    return diagnostics, sources
 
 
 def precedence_dot(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
@@ -208,7 +225,8 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         verify: str | os.PathLike | None = None,
         spark_conf: Mapping[str, str] | None = None, verbose: bool = False,
         macros: Mapping[str, object] | None = None,
-        include_dirs: Sequence[str | os.PathLike] = ()) -> RunResult:
+        include_dirs: Sequence[str | os.PathLike] = (),
+        functors: Mapping[str, Callable] | None = None) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
     ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
     prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
@@ -223,7 +241,8 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     ``verbose`` (print the master and web UI on standard error) are for the Spark
     session of either engine (the local engine's only with ``spill_threshold``,
     which with ``master`` also chooses where traces spill to). ``macros`` and
-    ``include_dirs`` are for a program given by path (see :class:`Program`).
+    ``include_dirs`` are for a program given by path, and so is ``functors``
+    (name -> callable: the program's user-defined functors; see :class:`Program`).
     Outputs are written only once the whole evaluation succeeded; any failure
     raises a :class:`~datalog.errors.DatalogError`.
 
@@ -243,10 +262,11 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     if engine not in ENGINES:
         raise DatalogError(f"unknown engine `{engine}` (expected one of {', '.join(ENGINES)})")
     if not isinstance(program, Program):
-        program = Program.from_file(program, macros=macros, include_dirs=include_dirs)
-    elif macros or include_dirs:
-        raise DatalogError("macros and include_dirs apply when the program is read: give "
-                           "them to Program(...) or pass a path")
+        program = Program.from_file(program, macros=macros, include_dirs=include_dirs,
+                                    functors=functors)
+    elif macros or include_dirs or functors:
+        raise DatalogError("macros, include_dirs and functors apply when the program is "
+                           "read: give them to Program(...) or pass a path")
     fact_dir, output_dir = os.fspath(fact_dir), os.fspath(output_dir)
     try:
         if engine == "spark":

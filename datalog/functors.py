@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from datalog.analysis.types import TypeTable
 from datalog.dialect.functors import Overload
 from datalog.dialect.user_functors import implement
-from datalog.errors import CheckError, DatalogError, Diagnostic, did_you_mean
+from datalog.errors import CheckError, DatalogError, Diagnostic, Span, did_you_mean
 from datalog.syntax.ast import Module
 
 
@@ -79,18 +79,20 @@ def load_module(path: str | os.PathLike) -> dict[str, Callable]:
     try:
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:
-            raise DatalogError(f"{path}: error: not a Python file (--functors takes a .py file)")
+            raise DatalogError(f"cannot load functors from {path}: not a Python file "
+                               f"(--functors takes a .py file)")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module   # so that dataclasses and pickling find it
         spec.loader.exec_module(module)
     except DatalogError:
         raise
     except SyntaxError as error:
-        raise DatalogError(f"{error.filename or path}:{error.lineno or 0}:"
-                           f"{error.offset or 0}: error: cannot load functors: "
-                           f"{error.msg}") from None
+        line, column = error.lineno or 1, error.offset or 1
+        place = Span(error.filename or path, line, column, line, column + 1)
+        raise DatalogError([Diagnostic("error", f"cannot load functors: {error.msg}",
+                                       place)]) from None
     except Exception as error:
-        raise DatalogError(f"{path}: error: cannot load functors: {type(error).__name__}: "
+        raise DatalogError(f"cannot load functors from {path}: {type(error).__name__}: "
                            f"{error}") from None
     return {key: value for key, value in vars(module).items()
             if callable(value) and not key.startswith("__")}
