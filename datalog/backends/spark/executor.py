@@ -72,7 +72,8 @@ def refuse_bound_functors(plan: ProgramPlan) -> None:
                 hint="run with --engine local (engine=\"local\"), which can still spill "
                      "large traces to Spark with --spill-threshold"))
     if problems:
-        raise EvaluationError(problems)
+        raise EvaluationError(sorted(problems, key=lambda d: (d.span is not None, d.span and (
+            d.span.path, d.span.line, d.span.column))))
 
 
 def _calls(node) -> Iterator[str]:
