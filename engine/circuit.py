@@ -201,6 +201,8 @@ class ChildCircuit(BaseCircuit):
         self.iterations = 0  # iterations run in the last epoch (for reports)
         self.stoppers: list[Node] = []
         self.holders: list[Node] = []
+        self.limits: list[Node] = []   # SizeLimit nodes: may end the loop early
+        self.imports: list[Node] = []
 
     def __enter__(self) -> ChildCircuit:
         return self
@@ -233,6 +235,15 @@ class ChildCircuit(BaseCircuit):
         self.feedbacks.append(node)
         return FeedbackHandle(self, node)
 
+    def limit(self, stream, size: int, label: str = "") -> None:
+        """End each epoch's loop after the first iteration at which ``stream``'s
+        collection holds at least ``size`` rows (:mod:`engine.operators.limit`)."""
+        from engine.operators.limit import SizeLimit
+
+        if stream.circuit is not self:
+            raise BuildError("limit() takes a stream of this child circuit")
+        self.add(SizeLimit(stream.node, size, label or f"limit {size}"))
+
     def export(self, stream, label: str = ""):
         """The sum over each epoch's iterations of ``stream``, as a parent stream."""
         from engine.stream import Stream
@@ -250,6 +261,7 @@ class ChildCircuit(BaseCircuit):
         limit = self.max_iterations
         i = 0
         count = 0
+        limits = self.limits
         while True:
             count += 1
             try:
@@ -263,6 +275,11 @@ class ChildCircuit(BaseCircuit):
                 node.clock_stop(1, i)
             for export in exports:
                 export.accumulate()
+            if limits:
+                if i == 0 and any(w < 0 for node in self.imports for w in node.out.values()):
+                    limits = ()   # an epoch that removes input runs to its fixed point
+                elif any(node.reached() for node in limits):
+                    break   # a size limit: the epoch ends here (engine.operators.limit)
             nxt = None
             for node in holders:
                 p = node.pending()
@@ -379,6 +396,8 @@ class Circuit(BaseCircuit):
             if isinstance(circuit, ChildCircuit):
                 circuit.stoppers = [n for n in circuit.order if n.iteration_hook]
                 circuit.holders = [n for n in circuit.order if n.may_hold_work]
+                circuit.limits = [n for n in circuit.order if n.kind == "limit"]
+                circuit.imports = [n for n in circuit.order if n.kind == "import"]
         self.all_nodes = [n for n in every if id(n) in live]
         for node in self.all_nodes:
             node.prepare()

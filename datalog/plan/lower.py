@@ -97,10 +97,16 @@ def plan_program(checked) -> ProgramPlan:
             if plan not in plans and (directive.kind != "printsize"
                                       or all(p.relation != name for p in plans)):
                 plans.append(plan)
+    limits: dict[str, int] = {}
+    for directive in program.directives:    # .limitsize r(n=N): the smallest N counts
+        if directive.kind == "limitsize":
+            n = int(directive.param("n"))
+            for name in directive.relations:
+                limits[name] = min(n, limits.get(name, n))
     return ProgramPlan(relations, tuple(strata),
                        {name: frozenset(rows) for name, rows in facts.items()},
                        tuple(directives["input"]), tuple(directives["output"]),
-                       tuple(directives["printsize"]))
+                       tuple(directives["printsize"]), limits)
 
 
 def _sources(program: ast.Module) -> dict[str, str]:

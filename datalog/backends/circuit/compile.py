@@ -224,6 +224,8 @@ class _Compiler:
                 new = child.import_(base[name], label=name).plus(*parts)\
                     .distinct(label=name)
                 feedbacks[name].connect(new)
+                if name in self.plan.limits:    # .limitsize: the loop ends at that size
+                    child.limit(new, self.plan.limits[name], label=f"limitsize {name}")
                 exported[name] = child.export(new)
         self.root.streams.update(exported)
 
