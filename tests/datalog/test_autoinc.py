@@ -113,3 +113,18 @@ def test_two_runs_with_one_hash_seed_number_alike(tmp_path):
     assert outputs[0] == outputs[1]
     rows = [line.split("\t") for line in outputs[0].splitlines() if "\t" in line]
     assert sorted(int(n) for n, _ in rows) == list(range(50))
+
+
+def test_verify_reports_numbers_that_differ_from_a_fresh_run(tmp_path):
+    path = tmp_path / "ids.dl"
+    path.write_text(".decl person(name: symbol)\n.input person\n"
+                    ".decl id(n: number, name: symbol)\n.output id\n"
+                    "id(autoinc(), p) :- person(p).\n")
+    (tmp_path / "person.facts").write_text("ann\nbob\n")
+    (tmp_path / "tx.txt").write_text('-person("ann").\n+person("cyd").\n')
+    result = subprocess.run(["datalog", "run", str(path), "-F", str(tmp_path), "-D", "-",
+                             "--verify", str(tmp_path / "tx.txt")],
+                            capture_output=True, text=True, check=False, timeout=120)
+    assert result.returncode == 1
+    assert "verify found differences in 1 relation" in result.stderr
+    assert 'missing id(1, "cyd")' in result.stderr and 'extra   id(2, "cyd")' in result.stderr
