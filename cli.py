@@ -65,6 +65,27 @@ def _preprocessor(command):
                              "repeatable).")(command)
 
 
+def _load_functors(ctx, param, path):
+    if path is None:
+        return None
+    from datalog import DatalogError
+    from datalog.functors import load_module
+
+    try:
+        return load_module(path)
+    except DatalogError as error:
+        fail(error)
+
+
+def _functors(command):
+    """The --functors option: the program's user-defined functors, by name, from
+    the callables of a Python file."""
+    return click.option("--functors", "functors", metavar="MODULE.py", default=None,
+                        type=click.Path(exists=True, dir_okay=False), callback=_load_functors,
+                        help="Bind each `.functor f(..)` of the program to the callable "
+                             "named f in this Python file.")(command)
+
+
 def fail(error) -> NoReturn:
     """Print a DatalogError's text on standard error and exit 1."""
     click.echo(str(error), err=True)
@@ -85,9 +106,10 @@ def fail(error) -> NoReturn:
               help="With --store: carry a store written by another program over to "
                    "this one.")
 @_preprocessor
+@_functors
 def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
          store: str | None, migrate: bool, macros: dict[str, str],
-         include_dirs: tuple[str, ...]) -> None:
+         include_dirs: tuple[str, ...], functors: dict | None) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
     Reads statements from a terminal (with history and completion) or from
@@ -102,7 +124,8 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
     if store is not None:
         options.update(store=store, migrate=migrate)
     sys.exit(run(program, fact_dir, session_options=options,
-                 program_options={"macros": macros, "include_dirs": include_dirs}))
+                 program_options={"macros": macros, "include_dirs": include_dirs,
+                                  "functors": functors}))
 
 
 @main.command()
@@ -111,8 +134,9 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
               show_default=True, help="How to print the diagnostics.")
 @click.option("-w", "--no-warn", is_flag=True, help="Do not report warnings.")
 @_preprocessor
+@_functors
 def check(program: str, fmt: str, no_warn: bool, macros: dict[str, str],
-          include_dirs: tuple[str, ...]) -> None:
+          include_dirs: tuple[str, ...], functors: dict | None) -> None:
     """Check PROGRAM: syntax, declarations, types, range restriction, strata.
 
     Prints every error and warning (with `--format json`, one JSON object for
@@ -122,7 +146,8 @@ def check(program: str, fmt: str, no_warn: bool, macros: dict[str, str],
 
     from datalog.api import diagnose_file
 
-    diagnostics, sources = diagnose_file(program, macros=macros, include_dirs=include_dirs)
+    diagnostics, sources = diagnose_file(program, macros=macros, include_dirs=include_dirs,
+                                         functors=functors)
     if no_warn:
         diagnostics = [d for d in diagnostics if d.severity == "error"]
     n_errors = sum(d.severity == "error" for d in diagnostics)
@@ -145,8 +170,9 @@ def check(program: str, fmt: str, no_warn: bool, macros: dict[str, str],
 @click.option("--circuit", is_flag=True,
               help="Print the compiled circuit instead (child circuits as clusters).")
 @_preprocessor
+@_functors
 def graph(program: str, circuit: bool, macros: dict[str, str],
-          include_dirs: tuple[str, ...]) -> None:
+          include_dirs: tuple[str, ...], functors: dict | None) -> None:
     """Print PROGRAM's precedence graph as DOT, its strata as clusters.
 
     An edge q -> p means a rule for p reads q; negation is dashed, aggregation
@@ -158,7 +184,8 @@ def graph(program: str, circuit: bool, macros: dict[str, str],
 
     try:
         options = {"macros": macros, "include_dirs": include_dirs}
-        click.echo(Program.from_file(program, **options).circuit_dot() if circuit
+        click.echo(Program.from_file(program, functors=functors, **options).circuit_dot()
+                   if circuit
                    else precedence_dot(program, **options))
     except DatalogError as error:
         fail(error)
@@ -180,7 +207,9 @@ def _spark_conf(ctx, param, pairs) -> dict:
 @click.option("-D", "--output-dir", default=".", show_default=True, metavar="DIR|-",
               help="Write each .output relation r to DIR/r.csv; `-` prints them.")
 @click.option("--max-iterations", type=click.IntRange(min=1), metavar="N",
-              help="Fail if a recursive stratum needs more than N iterations.")
+              help="Fail if a recursive stratum needs more than N iterations (no "
+                   "limit by default, as in Soufflé: this or Ctrl-C stops a program "
+                   "that does not terminate).")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local",
               show_default=True, help="Evaluate in this process, or on Apache Spark.")
 @click.option("--master", metavar="URL",
@@ -203,11 +232,12 @@ def _spark_conf(ctx, param, pairs) -> dict:
 @click.option("-v", "--verbose", is_flag=True,
               help="Print the Spark master URL and web UI address on standard error.")
 @_preprocessor
+@_functors
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
         spill_threshold: int | None, transactions: str | None, no_warn: bool,
         spark_conf: dict, verbose: bool, macros: dict[str, str],
-        include_dirs: tuple[str, ...]) -> None:
+        include_dirs: tuple[str, ...], functors: dict | None) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -234,7 +264,8 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
                                  spill_threshold=spill_threshold, master=master,
                                  output_format=output_format, verify=transactions,
                                  spark_conf=spark_conf, verbose=verbose,
-                                 macros=macros, include_dirs=include_dirs)
+                                 macros=macros, include_dirs=include_dirs,
+                                 functors=functors)
     except DatalogError as error:
         fail(error)
     if not no_warn:
@@ -250,7 +281,9 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
 @click.argument("facts", nargs=-1, required=True)
 @click.option("-F", "--fact-dir", default=".", show_default=True, metavar="DIR",
               help="Read each .input relation r from DIR/r.facts.")
-def explain(program: str, facts: tuple[str, ...], fact_dir: str) -> None:
+@_functors
+def explain(program: str, facts: tuple[str, ...], fact_dir: str,
+            functors: dict | None) -> None:
     """Why each of FACTS (such as `path(1, 5)`) holds after evaluating PROGRAM:
     its shortest derivation, down to input facts; or, for one that does not
     hold, where each rule for it fails (then the exit status is 1)."""
@@ -258,7 +291,7 @@ def explain(program: str, facts: tuple[str, ...], fact_dir: str) -> None:
     from datalog.api import Program, WhyNot, answer
 
     try:
-        session = Program.from_file(program).session(fact_dir)
+        session = Program.from_file(program, functors=functors).session(fact_dir)
         answers = [answer(session, fact) for fact in facts]
     except DatalogError as error:
         fail(error)
@@ -270,16 +303,17 @@ def explain(program: str, facts: tuple[str, ...], fact_dir: str) -> None:
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.option("--code", is_flag=True, help="Also print the generated rule functions.")
 @_preprocessor
+@_functors
 def plan(program: str, code: bool, macros: dict[str, str],
-         include_dirs: tuple[str, ...]) -> None:
+         include_dirs: tuple[str, ...], functors: dict | None) -> None:
     """Print how PROGRAM is evaluated: each rule's join order, keys and filters
     (the relational plan), then the circuit's nodes with the rule each serves."""
     from datalog import DatalogError
     from datalog.api import Program
 
     try:
-        click.echo(Program.from_file(program, macros=macros,
-                                     include_dirs=include_dirs).describe(code=code))
+        click.echo(Program.from_file(program, macros=macros, include_dirs=include_dirs,
+                                     functors=functors).describe(code=code))
     except DatalogError as error:
         fail(error)
 

@@ -17,6 +17,9 @@ one program per family):
 - ``negagg``: reachability with negation and an aggregate over the recursive
   relation (``acyclic(x) :- node(x), !cyclic(x).`` and
   ``reach_count(x, c) :- reach(x, _), c = count : { reach(x, _) }.``).
+- ``counter``: ``c(n + 1) :- c(n), bound(b), n < b.`` from ``c(0)``: one new
+  tuple per iteration, so the time is the per-iteration overhead of a
+  recursive stratum (a million iterations in the full run). No updates.
 
 >>> w = make("chain", nodes=4)
 >>> w.name, w.facts["edge"]
@@ -75,10 +78,17 @@ acyclic(x) :- node(x), !cyclic(x).
 reach_count(x, c) :- reach(x, _), c = count : { reach(x, _) }.
 """
 
+COUNTER_PROGRAM = """
+.decl bound(n: number)
+.decl c(n: number)
+c(0).
+c(n + 1) :- c(n), bound(b), n < b.
+"""
+
 PROGRAMS = {"tc": TC_PROGRAM, "sg": SG_PROGRAM, "andersen": ANDERSEN_PROGRAM,
-            "negagg": NEGAGG_PROGRAM}
+            "negagg": NEGAGG_PROGRAM, "counter": COUNTER_PROGRAM}
 OUTPUTS = {"tc": ("path",), "sg": ("sg",), "andersen": ("points_to",),
-           "negagg": ("reach", "cyclic", "acyclic", "reach_count")}
+           "negagg": ("reach", "cyclic", "acyclic", "reach_count"), "counter": ("c",)}
 
 
 @dataclass(frozen=True)
@@ -201,8 +211,18 @@ def negagg_workload(nodes: int, edges: int, seed: int = 7) -> Workload:
                     OUTPUTS["negagg"])
 
 
+def counter_workload(bound: int) -> Workload:
+    """The counter ``c(0) .. c(bound)``: ``bound + 1`` tuples, one per iteration of
+    one recursive stratum (``bound + 2`` iterations with the last, empty one).
+    Nothing is updated: retracting ``bound`` would only time the same loop again."""
+    return Workload(f"counter-{bound}", "counter",
+                    f"a counter to {bound:,}: {bound:,} iterations of one recursive rule",
+                    {"kind": "counter", "bound": bound}, {"bound": [(bound,)]}, (),
+                    OUTPUTS["counter"])
+
+
 KINDS = {"chain": chain_workload, "random": random_workload, "tree": tree_workload,
-         "andersen": andersen_workload, "negagg": negagg_workload}
+         "andersen": andersen_workload, "negagg": negagg_workload, "counter": counter_workload}
 
 
 def make(kind: str, **params) -> Workload:
@@ -215,13 +235,16 @@ def suite(size: str) -> list[Workload]:
     (a smoke run) or ``tiny`` (the test's seconds-long run)."""
     if size == "full":
         return [chain_workload(1000), chain_workload(2000), random_workload(1000, 2000),
-                tree_workload(10), andersen_workload(200), negagg_workload(1000, 1500)]
+                tree_workload(10), andersen_workload(200), negagg_workload(1000, 1500),
+                counter_workload(1_000_000)]
     if size == "quick":
         return [chain_workload(200), chain_workload(400), random_workload(200, 400),
-                tree_workload(6), andersen_workload(20), negagg_workload(200, 300)]
+                tree_workload(6), andersen_workload(20), negagg_workload(200, 300),
+                counter_workload(10_000)]
     if size == "tiny":
         return [chain_workload(12), chain_workload(20), random_workload(25, 40),
-                tree_workload(3), andersen_workload(2, 10), negagg_workload(25, 35)]
+                tree_workload(3), andersen_workload(2, 10), negagg_workload(25, 35),
+                counter_workload(100)]
     raise ValueError(f"unknown suite size {size!r}: full, quick or tiny")
 
 

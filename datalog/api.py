@@ -54,15 +54,19 @@ from datalog.dialect.io import (
     read_facts,
     write_files,
 )
+from datalog.dialect.user_functors import AUTOINC, AutoInc
 from datalog.errors import (
+    CheckError,
     DataError,
     DatalogError,
     Diagnostic,
     EvaluationError,
+    ParseError,
     StoreError,
     did_you_mean,
 )
 from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog explain`)
+from datalog.functors import bind_functors
 from datalog.plan.ir import RelationPlan
 from datalog.plan.lower import plan_program
 from datalog.plan.query import Pattern
@@ -107,11 +111,14 @@ class Program:
     :class:`~datalog.errors.ParseError` / :class:`~datalog.errors.CheckError`.
     ``macros`` (name -> value, a string or an integer) are defined before the
     text, as Soufflé's ``-M``; ``#include`` looks in ``include_dirs`` after the
-    including file's folder, as ``-I``."""
+    including file's folder, as ``-I``. ``functors`` binds the program's
+    user-defined functors (``.functor f(..)``) to Python callables by name
+    (:mod:`datalog.functors`)."""
 
     def __init__(self, text: str, path: str | None = None, *,
                  macros: Mapping[str, object] | None = None,
-                 include_dirs: Sequence[str | os.PathLike] = ()):
+                 include_dirs: Sequence[str | os.PathLike] = (),
+                 functors: Mapping[str, Callable] | None = None):
         from datalog.analysis.frontend import load
 
         self.path = path
@@ -120,13 +127,16 @@ class Program:
         self.plan = plan_program(self.checked)
         self._pieces = ((text, path if path is not None else "<string>", False),)
         self._options = {"macros": macros, "include_dirs": include_dirs}
+        self._callables = dict(functors or {})
+        self.functors = bind_functors(self.checked.program, functors)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, *,
                   macros: Mapping[str, object] | None = None,
-                  include_dirs: Sequence[str | os.PathLike] = ()) -> Program:
+                  include_dirs: Sequence[str | os.PathLike] = (),
+                  functors: Mapping[str, Callable] | None = None) -> Program:
         """The program in the file at ``path`` (``#include`` relative to it, then
-        in ``include_dirs``); ``macros`` as for :class:`Program`."""
+        in ``include_dirs``); ``macros`` and ``functors`` as for :class:`Program`."""
         from datalog.analysis.frontend import load_file
 
         program = cls.__new__(cls)
@@ -135,6 +145,8 @@ class Program:
         program.plan = plan_program(program.checked)
         program._pieces = ((None, program.path, True),)
         program._options = {"macros": macros, "include_dirs": include_dirs}
+        program._callables = dict(functors or {})
+        program.functors = bind_functors(program.checked.program, functors)
         return program
 
     def extended(self, text: str, path: str | None = None) -> Program:
@@ -166,6 +178,8 @@ class Program:
         program.plan = plan_program(program.checked)
         program._pieces = pieces
         program._options = self._options
+        program._callables = self._callables
+        program.functors = bind_functors(program.checked.program, self._callables)
         return program
 
     @property
@@ -230,21 +244,41 @@ class Program:
         """How the program is evaluated, as ``datalog plan`` prints it: the
         relational plan, the shared indexes, the circuit's nodes and, with
         ``code``, the generated function of every fused step."""
-        return compile_plan(self.plan).describe(code=code)
+        return compile_plan(self.plan, functors=self._implementations()).describe(code=code)
 
     def circuit_dot(self) -> str:
         """The compiled circuit in Graphviz DOT (``datalog graph --circuit``)."""
-        return compile_plan(self.plan).circuit.to_dot()
+        return compile_plan(self.plan, functors=self._implementations()).circuit.to_dot()
+
+    def _implementations(self, autoinc: AutoInc | None = None, peek: bool = False) -> dict:
+        """What the executors call for ``@name`` and ``autoinc()``."""
+        counter = autoinc if autoinc is not None else AutoInc()
+        return {**self.functors, AUTOINC: counter.overload(peek)}
 
 
 def diagnose_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
-                  include_dirs: Sequence[str | os.PathLike] = ()
+                  include_dirs: Sequence[str | os.PathLike] = (),
+                  functors: Mapping[str, Callable] | None = None
                   ) -> tuple[list[Diagnostic], dict[str, str]]:
     """Every error and warning of the program at ``path`` (``datalog check``),
-    sorted by place, and the text of its files (path -> text) for formatting."""
-    from datalog.analysis.frontend import diagnose_file as diagnose
+    sorted by place, and the text of its files (path -> text) for formatting.
+    With ``functors`` (name -> callable), also each declared functor that has
+    no callable among them."""
+    from datalog.analysis.check import sort_diagnostics
+    from datalog.analysis.frontend import diagnose
+    from datalog.syntax.parser import parse_file
 
-    return diagnose(path, macros=macros, include_dirs=include_dirs)
+    try:
+        module = parse_file(path, macros=macros, include_dirs=include_dirs)
+    except ParseError as error:
+        return list(error.diagnostics), error.sources
+    diagnostics, sources = diagnose(module), dict(module.sources)
+    if functors is not None:
+        try:
+            bind_functors(module, functors)
+        except CheckError as error:
+            diagnostics = sort_diagnostics(diagnostics + list(error.diagnostics))
+    return diagnostics, sources
 
 
 def precedence_dot(path: str | os.PathLike, *, macros: Mapping[str, object] | None = None,
@@ -283,7 +317,8 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         verify: str | os.PathLike | None = None,
         spark_conf: Mapping[str, str] | None = None, verbose: bool = False,
         macros: Mapping[str, object] | None = None,
-        include_dirs: Sequence[str | os.PathLike] = ()) -> RunResult:
+        include_dirs: Sequence[str | os.PathLike] = (),
+        functors: Mapping[str, Callable] | None = None) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
     ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
     prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
@@ -298,7 +333,8 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     ``verbose`` (print the master and web UI on standard error) are for the Spark
     session of either engine (the local engine's only with ``spill_threshold``,
     which with ``master`` also chooses where traces spill to). ``macros`` and
-    ``include_dirs`` are for a program given by path (see :class:`Program`).
+    ``include_dirs`` are for a program given by path, and so is ``functors``
+    (name -> callable: the program's user-defined functors; see :class:`Program`).
     Outputs are written only once the whole evaluation succeeded; any failure
     raises a :class:`~datalog.errors.DatalogError`.
 
@@ -318,10 +354,11 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     if engine not in ENGINES:
         raise DatalogError(f"unknown engine `{engine}` (expected one of {', '.join(ENGINES)})")
     if not isinstance(program, Program):
-        program = Program.from_file(program, macros=macros, include_dirs=include_dirs)
-    elif macros or include_dirs:
-        raise DatalogError("macros and include_dirs apply when the program is read: give "
-                           "them to Program(...) or pass a path")
+        program = Program.from_file(program, macros=macros, include_dirs=include_dirs,
+                                    functors=functors)
+    elif macros or include_dirs or functors:
+        raise DatalogError("macros, include_dirs and functors apply when the program is "
+                           "read: give them to Program(...) or pass a path")
     fact_dir, output_dir = os.fspath(fact_dir), os.fspath(output_dir)
     try:
         if engine == "spark":
@@ -573,8 +610,11 @@ class Session:
         self._open: Transaction | None = None        # the `with` block in progress
         self._max_iterations = max_iterations
         self._spill_threshold = spill_threshold
+        self._autoinc = AutoInc()
+        self._functors = program._implementations(self._autoinc, peek=True)  # explain
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
-                                      spill_threshold=spill_threshold)
+                                      spill_threshold=spill_threshold,
+                                      functors=program._implementations(self._autoinc))
         self._circuit = self._compiled.circuit
         self._inputs: dict[str, set] = {name: set() for name in plan.relations}
         self._contents: dict[str, set] = {name: set() for name in plan.relations}
@@ -706,8 +746,11 @@ class Session:
     def _run(self, batches: dict[str, dict], dry_run: bool = False) -> Delta:
         """One epoch; the session's own state changes only if it succeeds (and
         not at all for a ``dry_run``)."""
+        self._autoinc.begin()
+        kept = False
         try:
             output = self._circuit.step(batches, dry_run=dry_run)
+            kept = not dry_run
         except IterationLimitError as exc:
             stratum = next(s for s in self.program.plan.strata
                            if child_label(s) == exc.child)
@@ -720,6 +763,12 @@ class Session:
             if isinstance(exc.__cause__, DatalogError):
                 raise self.program.located(exc.__cause__) from None
             raise EvaluationError(str(exc)) from None
+        finally:
+            # a failed epoch, or a dry run, gives back the autoinc() numbers it took
+            if kept:
+                self._autoinc.commit()
+            else:
+                self._autoinc.rollback()
         inserted: dict[str, frozenset] = {}
         retracted: dict[str, frozenset] = {}
         for name, diff in output.items():
@@ -805,6 +854,7 @@ class Session:
         self._relations = fresh._relations
         self._patterns = {}
         self._compiled, self._circuit = fresh._compiled, fresh._circuit
+        self._autoinc, self._functors = fresh._autoinc, fresh._functors
         self._inputs, self._contents = fresh._inputs, fresh._contents
         for name in self._relations:
             self._subscriptions.setdefault(name, [])

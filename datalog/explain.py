@@ -151,10 +151,11 @@ class _Evaluator:
     scans and joins read ``db`` (or the tables given per step), antijoins and
     aggregates ``full`` (lower strata, complete)."""
 
-    def __init__(self, plan, db: _Tables, full: _Tables):
+    def __init__(self, plan, db: _Tables, full: _Tables, functors=None):
         self.plan = plan
         self.db = db
         self.full = full
+        self.functors = functors   # the session's user functors and autoinc
 
     def rule(self, rule: RulePlan, check=None, tables=None) -> Iterator[tuple[tuple, _Binding]]:
         """Every (head row, binding) of ``rule``; ``check(i, bindings)`` sees the
@@ -169,7 +170,7 @@ class _Evaluator:
             if not bindings:
                 return
         for b in bindings:
-            yield tuple(evaluate(e, b.row) for e in rule.head), b
+            yield tuple(evaluate(e, b.row, self.functors) for e in rule.head), b
 
     def step(self, step, bindings, db: _Tables) -> Iterator[_Binding]:
         if isinstance(step, (Scan, Join)):
@@ -177,7 +178,7 @@ class _Evaluator:
             columns = tuple(c for c, _ in keys)
             index = db.index(step.relation, columns)
             for b in bindings:
-                value = tuple(evaluate(e, b.row) for _, e in keys)
+                value = tuple(evaluate(e, b.row, self.functors) for _, e in keys)
                 for t in index.get(value, ()):
                     if all(t[c] == v for c, v in step.consts) and \
                             all(t[a] == t[c] for a, c in step.equal):
@@ -188,16 +189,16 @@ class _Evaluator:
             columns = tuple(c for c, _ in step.keys)
             index = self.full.index(step.relation, columns)
             for b in bindings:
-                value = tuple(evaluate(e, b.row) for _, e in step.keys)
+                value = tuple(evaluate(e, b.row, self.functors) for _, e in step.keys)
                 if value not in index:
                     yield _Binding(b.row, b.facts,
                                    b.absent + ((step.relation, dict(zip(columns, value))),),
                                    b.aggregates)
         elif isinstance(step, Filter):
-            yield from (b for b in bindings if evaluate(step.condition, b.row))
+            yield from (b for b in bindings if evaluate(step.condition, b.row, self.functors))
         elif isinstance(step, Assign):
             for b in bindings:
-                values = evaluate(step.expr, b.row)
+                values = evaluate(step.expr, b.row, self.functors)
                 for value in (values if step.multi else (values,)):
                     yield _Binding(b.row + (value,), b.facts, b.absent, b.aggregates)
         elif isinstance(step, Aggregate):
@@ -211,7 +212,8 @@ class _Evaluator:
             inner = [_Binding(tuple(b.row[i] for i in step.seed))]
             for sub in step.body:
                 inner = list(self.step(sub, inner, self.full))
-            values = [((1, None if step.target is None else evaluate(step.target, i.row)), 1)
+            target, functors = step.target, self.functors
+            values = [((1, None if target is None else evaluate(target, i.row, functors)), 1)
                       for i in inner]
             result = group(values)
             if result is not None:
@@ -242,7 +244,7 @@ class Provenance:
                     self.best.setdefault((name, row), (0, None, kind))
                 known.add(name, rows)
         # negations and aggregates read the whole current state: it is exact
-        evaluator = _Evaluator(plan, known, _Tables(contents))
+        evaluator = _Evaluator(plan, known, _Tables(contents), session._functors)
         rules = [rule for stratum in plan.strata for rule in stratum.rules
                  if rule.relation in needed]
         old = _Tables({name: set(known.get(name)) for name in needed})
@@ -379,7 +381,7 @@ def why_not(session, text: str) -> WhyNot:
     if not rules:
         reasons.append(f"no rule derives `{relation}` and it is not among the inputs")
     db = _Tables(session._contents)
-    evaluator = _Evaluator(plan, db, db)
+    evaluator = _Evaluator(plan, db, db, session._functors)
     for rule in rules:
         reasons.append(f"{rule.label}  {_place(rule)}: " + _failure(evaluator, rule, row))
     return WhyNot(relation, row, tuple(reasons))
@@ -418,11 +420,11 @@ def _failure(evaluator: _Evaluator, rule: RulePlan, row: tuple) -> str:
                   if all(b.row[s] == v for s, v in wanted.items() if s < before)]
         if isinstance(step, (Scan, Join)):
             arity = evaluator.plan.relations[step.relation].arity
-            shown = _step_pattern(step, arity, inputs, before, wanted)
+            shown = _step_pattern(step, arity, inputs, before, wanted, evaluator.functors)
             return f"no tuple matches {shown} (step {i + 1})"
         if isinstance(step, Antijoin):
             arity = evaluator.plan.relations[step.relation].arity
-            shown = _step_pattern(step, arity, inputs, before, wanted)
+            shown = _step_pattern(step, arity, inputs, before, wanted, evaluator.functors)
             return f"the negated atom fails: {shown} holds (step {i + 1})"
         if isinstance(step, Filter):
             shown = {_render(step.condition, b.row) for b in inputs}
@@ -448,13 +450,14 @@ def _render(expr, row: tuple) -> str:
     return f"{expr.op}({', '.join(args)})"
 
 
-def _step_pattern(step, arity: int, inputs: list, width: int, wanted: dict) -> str:
+def _step_pattern(step, arity: int, inputs: list, width: int, wanted: dict,
+                  functors=None) -> str:
     """The atom a Scan / Join / Antijoin step looks for, as ``edge(5, _)``: the
     columns fixed by its keys (when every binding reaching it agrees), its
     constants, and the head's values for the columns it would bind."""
     values: dict[int, object] = dict(getattr(step, "consts", ()))
     for c, expr in getattr(step, "keys", ()):
-        seen = {evaluate(expr, b.row) for b in inputs}
+        seen = {evaluate(expr, b.row, functors) for b in inputs}
         if len(seen) == 1:
             values[c] = seen.pop()
     for j, c in enumerate(getattr(step, "columns", ())):

@@ -41,7 +41,6 @@ from engine.errors import (
     OperatorError,
 )
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
-from engine.trace import MAX_ITERATION
 from engine.zset import EMPTY, ZSet
 
 
@@ -193,7 +192,7 @@ class ChildCircuit(BaseCircuit):
 
     nested = True
 
-    def __init__(self, parent: BaseCircuit, label: str, max_iterations: int):
+    def __init__(self, parent: BaseCircuit, label: str, max_iterations: int | None):
         super().__init__(parent, label)
         self.max_iterations = max_iterations
         self.feedbacks: list[Feedback] = []
@@ -202,6 +201,8 @@ class ChildCircuit(BaseCircuit):
         self.iterations = 0  # iterations run in the last epoch (for reports)
         self.stoppers: list[Node] = []
         self.holders: list[Node] = []
+        self.limits: list[Node] = []   # SizeLimit nodes: may end the loop early
+        self.imports: list[Node] = []
 
     def __enter__(self) -> ChildCircuit:
         return self
@@ -234,6 +235,15 @@ class ChildCircuit(BaseCircuit):
         self.feedbacks.append(node)
         return FeedbackHandle(self, node)
 
+    def limit(self, stream, size: int, label: str = "") -> None:
+        """End each epoch's loop after the first iteration at which ``stream``'s
+        collection holds at least ``size`` rows (:mod:`engine.operators.limit`)."""
+        from engine.operators.limit import SizeLimit
+
+        if stream.circuit is not self:
+            raise BuildError("limit() takes a stream of this child circuit")
+        self.add(SizeLimit(stream.node, size, label or f"limit {size}"))
+
     def export(self, stream, label: str = ""):
         """The sum over each epoch's iterations of ``stream``, as a parent stream."""
         from engine.stream import Stream
@@ -251,6 +261,7 @@ class ChildCircuit(BaseCircuit):
         limit = self.max_iterations
         i = 0
         count = 0
+        limits = self.limits
         while True:
             count += 1
             try:
@@ -264,6 +275,11 @@ class ChildCircuit(BaseCircuit):
                 node.clock_stop(1, i)
             for export in exports:
                 export.accumulate()
+            if limits:
+                if i == 0 and any(w < 0 for node in self.imports for w in node.out.values()):
+                    limits = ()   # an epoch that removes input runs to its fixed point
+                elif any(node.reached() for node in limits):
+                    break   # a size limit: the epoch ends here (engine.operators.limit)
             nxt = None
             for node in holders:
                 p = node.pending()
@@ -275,7 +291,7 @@ class ChildCircuit(BaseCircuit):
                         nxt = p
             if nxt is None:
                 break
-            if nxt >= limit:
+            if limit is not None and nxt >= limit:
                 raise IterationLimitError(self.label or "child", limit, self.epoch)
             i = nxt
         self.iterations = count
@@ -291,11 +307,13 @@ class Circuit(BaseCircuit):
     {'swapped': ZSet({(2, 1): 1})}
     """
 
-    def __init__(self, max_iterations: int = 100_000, spill_threshold: int | None = None,
+    def __init__(self, max_iterations: int | None = None, spill_threshold: int | None = None,
                  columnar_threshold: int | None = None):
         super().__init__(None, "")
-        if not 1 <= max_iterations <= MAX_ITERATION:
-            raise BuildError(f"max_iterations must be between 1 and {MAX_ITERATION}")
+        if max_iterations is not None and (type(max_iterations) is not int
+                                           or max_iterations < 1):
+            raise BuildError(f"max_iterations must be a positive integer or None (no limit), "
+                             f"got {max_iterations!r}")
         self.max_iterations = max_iterations
         # Traces that joins read move to Spark past this many rows (engine.spark.spill).
         self.spill_threshold = spill_threshold
@@ -378,6 +396,8 @@ class Circuit(BaseCircuit):
             if isinstance(circuit, ChildCircuit):
                 circuit.stoppers = [n for n in circuit.order if n.iteration_hook]
                 circuit.holders = [n for n in circuit.order if n.may_hold_work]
+                circuit.limits = [n for n in circuit.order if n.kind == "limit"]
+                circuit.imports = [n for n in circuit.order if n.kind == "import"]
         self.all_nodes = [n for n in every if id(n) in live]
         for node in self.all_nodes:
             node.prepare()

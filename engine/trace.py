@@ -17,8 +17,13 @@ The per-value history in a child scope is stored compactly, as a **history**:
 
 * an ``int``: one time, encoded as ``weight << 20 | iteration`` (so
   ``h >> 20`` is the weight and ``h & MASK`` the iteration, for negative
-  weights too): one small int per stored value in the common case;
-* a dict ``{iteration: weight, ...}``: several iterations.
+  weights too): one small int per stored value in the common case. Only
+  iterations up to :data:`MASK` (1,048,575) are packed this way;
+* a dict ``{iteration: weight, ...}``: several iterations, or one iteration
+  past :data:`MASK`. So an iteration has no upper bound: a loop that runs for
+  millions of iterations stores its late histories as dicts, and every loop of
+  up to a million iterations pays nothing for that (the writers choose the
+  packed or the wide form once per batch, from its iteration).
 
 Readers (operators, the spill backend) go through the read API of
 :mod:`engine.cursor`: :class:`DictCursor` / :class:`DictRowCursor` walk one part
@@ -53,15 +58,21 @@ from engine.errors import EpochError
 
 SHIFT = 20  # codes stay one-digit (fast) ints for weights below 2**10
 MASK = (1 << SHIFT) - 1
-MAX_ITERATION = MASK
+#: The last iteration packed into an int history; later ones are kept in dicts.
+MAX_PACKED = MASK
 
 
-def encode(iteration: int, weight: int) -> int:
-    """The one-time history: ``weight`` at ``iteration``.
+def encode(iteration: int, weight: int):
+    """The one-time history: ``weight`` at ``iteration`` (a new dict past
+    :data:`MAX_PACKED`).
 
     >>> h = encode(5, -2); h >> SHIFT, h & MASK
     (-2, 5)
+    >>> encode(MAX_PACKED + 1, 1)
+    {1048576: 1}
     """
+    if iteration > MASK:
+        return {iteration: weight}
     return (weight << SHIFT) | iteration
 
 
@@ -79,7 +90,7 @@ def history_add(history, iteration: int, weight: int):
     True
     """
     if history is None:
-        return (weight << SHIFT) | iteration
+        return encode(iteration, weight)
     if type(history) is int:
         at = history & MASK
         if at == iteration:
@@ -93,7 +104,7 @@ def history_add(history, iteration: int, weight: int):
         del history[iteration]
         if len(history) == 1:
             ((at, old),) = history.items()
-            return (old << SHIFT) | at
+            return encode(at, old)
         if not history:
             return None
     return history
@@ -154,10 +165,11 @@ def compile_row_functions(index) -> dict:
     """Generated loops of a trace kept by ``index`` (a key spec): ``append_rows``
     (a child's current epoch), ``fold_rows`` (a root's past) and ``index_rows``
     (a batch grouped by key)."""
-    env = {"history_add": history_add}
+    env = {"history_add": history_add, "append_wide": _append_wide}
     key = key_expression(index, "row", env)
     lines = [
         "def append_rows(cur, batch, iteration):",
+        f"    if iteration > {MASK}: return append_wide(cur, batch, iteration, key_of)",
         f"    unit = (1 << {SHIFT}) | iteration",
         "    cur_get = cur.get",
         "    for row, w in batch.items():",
@@ -176,6 +188,8 @@ def compile_row_functions(index) -> dict:
         "            if not g: del cur[k]",
         "        else:",
         "            g[row] = h",
+        "def key_of(row):",
+        f"    return {key}",
         "def fold_rows(past, batch):",
         "    past_get = past.get",
         "    for row, w in batch.items():",
@@ -200,6 +214,20 @@ def compile_row_functions(index) -> dict:
         "    return out",
     ]
     return build_functions(["append_rows", "fold_rows", "index_rows"], lines, env)
+
+
+def _append_wide(cur: dict, batch: Mapping, iteration: int, key_of) -> None:
+    """``append_rows`` at an iteration past :data:`MAX_PACKED` (dict histories)."""
+    for row, weight in batch.items():
+        key = key_of(row)
+        group = cur.setdefault(key, {})
+        history = history_add(group.get(row), iteration, weight)
+        if history is None:
+            del group[row]
+            if not group:
+                del cur[key]
+        else:
+            group[row] = history
 
 
 class Trace:
@@ -238,6 +266,10 @@ class Trace:
             self.staged.append((False, batch))
             return
         cur = self.cur
+        if iteration > MASK:
+            for key, values in batch.items():
+                _append_wide(cur, values, iteration, lambda _row, key=key: key)
+            return
         cur_get = cur.get
         unit = (1 << SHIFT) | iteration  # one shared int for the common weight 1
         for key, values in batch.items():
@@ -506,6 +538,14 @@ class ZSetTrace:
             self.staged.append(batch)
             return
         cur = self.cur
+        if iteration > MASK:
+            for row, weight in batch.items():
+                history = history_add(cur.get(row), iteration, weight)
+                if history is None:
+                    del cur[row]
+                else:
+                    cur[row] = history
+            return
         get = cur.get
         unit = (1 << SHIFT) | iteration  # one shared int for the common weight 1
         for row, weight in batch.items():
@@ -629,11 +669,13 @@ class DictSource(CursorSource):
 class DictRowSource(RowCursorSource):
     """Fragments reading (and appending to) a :class:`DictRowCursor`."""
 
-    def __init__(self, nested: bool):
+    def __init__(self, nested: bool, wide: bool = False):
         self.nested = nested
+        #: Appends at iterations past MAX_PACKED (each new history a dict).
+        self.wide = wide
 
     def names(self) -> dict:
-        return {"history_add": history_add}
+        return {"history_add": history_add, "encode": encode}
 
     def bind(self, cursor: str, prefix: str, i: str = "0") -> list[str]:
         # ``unit``: an int made per call, shared by the histories of weight 1
@@ -641,6 +683,7 @@ class DictRowSource(RowCursorSource):
         return [f"    {prefix}rows = {cursor}.rows_",
                 f"    {prefix}get = {prefix}rows.get",
                 f"    {prefix}setdefault = {prefix}rows.setdefault",
+                f"    {prefix}unit = None" if self.wide else
                 f"    {prefix}unit = (1 << {SHIFT}) | {i}"]
 
     def split(self, prefix, row, i, found, before, at, later, indent) -> list[str]:
@@ -665,6 +708,7 @@ class DictRowSource(RowCursorSource):
     def accumulate(self, prefix, row, weight, i, before, indent) -> list[str]:
         # one probe of the (large) dict per row: setdefault with the new history
         return [
+            f"{indent}_new = encode({i}, {weight})" if self.wide else
             f"{indent}_new = {prefix}unit if {weight} == 1 else ({weight} << {SHIFT}) | {i}",
             f"{indent}_h = {prefix}setdefault({row}, _new)",
             f"{indent}if _h is _new:",
@@ -686,6 +730,8 @@ class DictRowSource(RowCursorSource):
 SOURCES = {False: DictSource(False), True: DictSource(True)}
 DELTA_SOURCE = SOURCES[False]  # an indexed Z-set read as a cursor
 ROW_SOURCES = {False: DictRowSource(False), True: DictRowSource(True)}
+#: The current epoch of a child's ZSetTrace, appended to past MAX_PACKED.
+WIDE_ROW_SOURCE = DictRowSource(True, wide=True)
 
 
 class DictCursor(Cursor):

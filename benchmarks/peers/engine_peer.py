@@ -16,7 +16,7 @@ class EnginePeer(Peer):
     name = "engine"
     label = "this engine (incremental)"
     incremental = True
-    families = ("tc", "sg", "andersen", "negagg")
+    families = ("tc", "sg", "andersen", "negagg", "counter")
 
     def prepare(self, workload):
         import datalog

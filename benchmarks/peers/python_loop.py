@@ -100,10 +100,21 @@ def reach_negation_count(facts) -> dict[str, set]:
             "reach_count": set(counts.items())}
 
 
+def counter(bound) -> set:
+    """``c(0)`` and ``c(n + 1) :- c(n), bound(b), n < b.``: the semi-naive loop,
+    one new tuple per round."""
+    limits = [b for (b,) in bound]
+    total, delta = {(0,)}, {(0,)}
+    while delta:
+        delta = {(n + 1,) for (n,) in delta for b in limits if n < b} - total
+        total |= delta
+    return total
+
+
 class PythonLoop(Peer):
     name = "python"
     label = "Python semi-naive loop"
-    families = ("tc", "sg", "andersen", "negagg")
+    families = ("tc", "sg", "andersen", "negagg", "counter")
 
     def batch(self, workload, facts):
         if workload.family == "tc":
@@ -112,6 +123,8 @@ class PythonLoop(Peer):
             return {"sg": same_generation(facts["par"])}
         if workload.family == "andersen":
             return {"points_to": andersen(facts)}
+        if workload.family == "counter":
+            return {"c": counter(facts["bound"])}
         return reach_negation_count(facts)
 
     def counts(self, state, workload):

@@ -35,7 +35,9 @@ from collections.abc import Callable
 
 from datalog.analysis.checks.clauses import check_clauses
 from datalog.analysis.checks.declarations import check_declarations
+from datalog.analysis.checks.functors import check_functors
 from datalog.analysis.checks.io_directives import check_io_directives
+from datalog.analysis.checks.limitsize import check_limitsize
 from datalog.analysis.checks.range import check_range_restriction
 from datalog.analysis.checks.types import check_types
 from datalog.analysis.context import Context
@@ -49,7 +51,9 @@ CHECKS: tuple[Callable[[Module, Context], list[Diagnostic]], ...] = (
     check_types,
     check_declarations,
     check_io_directives,
+    check_limitsize,
     check_clauses,
+    check_functors,
     check_range_restriction,
     check_clause_types,
 )

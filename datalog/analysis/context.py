@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from datalog.analysis.grounded import Grounding, grounded, groundings
 from datalog.analysis.types import TypeTable
+from datalog.dialect.functors import Operator
+from datalog.dialect.user_functors import signature
 from datalog.syntax.ast import Atom, Literal, Module, RelationDecl
 
 
@@ -31,9 +33,23 @@ class Context:
         for decl in module.relations:
             self.decls.setdefault(decl.name, decl)
         self._groundings = groundings(module)
+        #: ``@name`` -> the signature of each declared functor (the first of each
+        #: name) whose types are known, typed as the built-in functors are.
+        self.functors = user_functor_signatures(module, self.table)
 
     def grounding(self, head: Atom, body: tuple[Literal, ...] = ()) -> Grounding:
         """The groundedness of the clause ``head :- body`` of the module (computed
         once, with the context); of another clause, computed now."""
         found = self._groundings.get((id(head), id(body)))
         return found if found is not None else grounded(head, body)
+
+
+def user_functor_signatures(module: Module, table: TypeTable) -> dict[str, Operator]:
+    """``@name`` -> the :func:`~datalog.dialect.user_functors.signature` of each
+    ``.functor`` declaration of ``module`` whose types ``table`` knows."""
+    out: dict[str, Operator] = {}
+    for decl in module.functors:
+        types = [table.primitive(t) for t in (*decl.params, decl.result)]
+        if f"@{decl.name}" not in out and None not in types:
+            out[f"@{decl.name}"] = signature(f"@{decl.name}", types[:-1], types[-1])
+    return out

@@ -93,6 +93,7 @@ class _Clause:
     def __init__(self, context: Context, head: Atom, body: tuple[Literal, ...],
                  out: list[Diagnostic]):
         self.table, self.decls = context.table, context.decls
+        self.functors = context.functors
         self.grounding = context.grounding(head, body)
         self.head, self.body, self.out = head, body, out
         self.types: dict[tuple[int, str], tuple[str, Span, str]] = {}
@@ -275,7 +276,7 @@ class _Clause:
             table, name, args = UNARY_OPS, term.op, (term.operand,)
         else:
             table, name, args = FUNCTORS, term.name, term.args
-        operator = table.get(name)
+        operator = self.functors.get(name) if name.startswith("@") else table.get(name)
         if operator is None or not operator.accepts_arity(len(args)):
             for arg in args:
                 self.type_of(arg, scope, None, report)

@@ -442,6 +442,10 @@ def _range(t: str) -> Callable:
     return generate
 
 
+def _autoinc_unbound() -> int:
+    raise FunctorError("autoinc() is evaluated in a session's rules")
+
+
 def _conversions(name: str, result: str, sources: dict[str, Callable]) -> Operator:
     overloads = tuple(Overload((source,), result, fn) for source, fn in sources.items())
     return Operator(name, 1, 1, overloads, summary=f"convert to {result}")
@@ -491,6 +495,10 @@ FUNCTORS: dict[str, Operator] = {
         Operator("range", 2, 3,
                  _mono(NUMERIC_TYPES, 2, _range) + _mono(NUMERIC_TYPES, 3, _range),
                  multi=True, summary="range(lo, hi[, step]): every value from lo up to hi"),
+        # The counter's state is a session's: the executors bind it
+        # (datalog.dialect.user_functors.AutoInc); this entry types the call.
+        Operator("autoinc", 0, 0, (Overload((), "number", _autoinc_unbound),),
+                 summary="a new number for each binding of the rule: 0, 1, 2, ..."),
     )
 }
 

@@ -21,9 +21,11 @@ assignments and head projection into one generated function this way.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from datalog.dialect.functors import BINARY_OPS, COMPARISONS, FUNCTORS, UNARY_OPS, Overload
+from datalog.dialect.user_functors import AUTOINC
 from datalog.plan.ir import Call, Col, Const, Expr
 
 #: Comparisons that Python's own operators compute exactly as Soufflé does on
@@ -31,8 +33,15 @@ from datalog.plan.ir import Call, Col, Const, Expr
 _INLINE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
-def resolve(call: Call) -> Overload:
-    """The implementation of ``call`` for its argument types."""
+def resolve(call: Call, functors: Mapping[str, Overload] | None = None) -> Overload:
+    """The implementation of ``call`` for its argument types; ``functors`` holds
+    those of the program's user-defined functors (``@name``) and of ``autoinc``
+    (:mod:`datalog.dialect.user_functors`), bound per program and session."""
+    if call.op.startswith("@") or call.op == AUTOINC:
+        found = functors.get(call.op) if functors else None
+        if found is None:
+            raise ValueError(f"no implementation of {call.op} is bound")
+        return found
     if call.op in COMPARISONS and len(call.args) == 2:
         table = COMPARISONS
     elif len(call.args) == 1 and call.op in UNARY_OPS:
@@ -48,7 +57,7 @@ def resolve(call: Call) -> Overload:
     return overload
 
 
-def evaluate(expr: Expr, row: tuple) -> Any:
+def evaluate(expr: Expr, row: tuple, functors: Mapping[str, Overload] | None = None) -> Any:
     """The value of ``expr`` on ``row`` (for ``range``: an iterator of values).
 
     >>> list(evaluate(Call("range", (Const(0), Const(3)), ("number", "number")), ()))
@@ -58,14 +67,15 @@ def evaluate(expr: Expr, row: tuple) -> Any:
         return row[expr.index]
     if isinstance(expr, Const):
         return expr.value
-    return resolve(expr)(*(evaluate(a, row) for a in expr.args))
+    return resolve(expr, functors)(*(evaluate(a, row, functors) for a in expr.args))
 
 
 class Codegen:
     """Collects the names generated code refers to (``namespace``) while
     turning expressions into Python source."""
 
-    def __init__(self) -> None:
+    def __init__(self, functors: Mapping[str, Overload] | None = None) -> None:
+        self.functors = functors
         self.namespace: dict[str, Any] = {}
         self._names: dict[int, str] = {}
         self._constants: dict[tuple, str] = {}
@@ -99,5 +109,5 @@ class Codegen:
         args = [self.expr(a, row, columns) for a in expr.args]
         if expr.op in _INLINE and len(args) == 2:
             return f"({args[0]} {_INLINE[expr.op]} {args[1]})"
-        function = resolve(expr).function
+        function = resolve(expr, self.functors).function
         return f"{self.bind(function, '_op')}({', '.join(args)})"

@@ -125,7 +125,7 @@ class Call:
 
     def __str__(self) -> str:
         args = ", ".join(str(a) for a in self.args)
-        if self.op.isidentifier():
+        if self.op.isidentifier() or self.op.startswith("@"):
             return f"{self.op}({args})"
         if len(self.args) == 1:
             return f"({self.op}{args})"
@@ -419,7 +419,9 @@ class ProgramPlan:
     the rows the program states (constant expressions already evaluated);
     ``strata`` are in evaluation order (every relation a stratum reads is
     computed by an earlier stratum or by itself, or has no rules); relations with
-    no rules belong to no stratum."""
+    no rules belong to no stratum. ``limits`` maps relations to their
+    ``.limitsize`` (the loop of a recursive stratum ends once one of its relations
+    has that many rows; no effect on other relations, as in Soufflé)."""
 
     relations: dict[str, RelationPlan]
     strata: tuple[StratumPlan, ...]
@@ -427,6 +429,7 @@ class ProgramPlan:
     inputs: tuple[IOPlan, ...] = ()
     outputs: tuple[IOPlan, ...] = ()
     printsize: tuple[IOPlan, ...] = ()
+    limits: dict[str, int] = field(default_factory=dict)
 
     def rules(self) -> tuple[RulePlan, ...]:
         """Every rule of every stratum, in evaluation order."""

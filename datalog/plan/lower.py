@@ -37,8 +37,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from datalog.analysis.context import user_functor_signatures
 from datalog.analysis.transforms.constants import substitute_constants
-from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS
+from datalog.analysis.types import TypeTable
+from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS, Operator
+from datalog.dialect.user_functors import AUTOINC
 from datalog.errors import CheckError, Diagnostic
 from datalog.plan.ir import (
     Aggregate,
@@ -77,8 +80,10 @@ def plan_program(checked) -> ProgramPlan:
         row = fact_row(fact.atom, types[fact.atom.relation], sources)
         facts.setdefault(fact.atom.relation, set()).add(row)
     strata = []
+    functors = user_functor_signatures(program, TypeTable(program))
+    sites = [0]   # autoinc() call sites, numbered across the program
     for stratum in checked.strata:
-        rules = tuple(plan_clause(head, body, types, sources)
+        rules = tuple(plan_clause(head, body, types, sources, functors, sites)
                       for head, body in stratum.clauses)
         if rules:
             strata.append(StratumPlan(tuple(stratum.relations), stratum.recursive, rules))
@@ -92,10 +97,16 @@ def plan_program(checked) -> ProgramPlan:
             if plan not in plans and (directive.kind != "printsize"
                                       or all(p.relation != name for p in plans)):
                 plans.append(plan)
+    limits: dict[str, int] = {}
+    for directive in program.directives:    # .limitsize r(n=N): the smallest N counts
+        if directive.kind == "limitsize":
+            n = int(directive.param("n"))
+            for name in directive.relations:
+                limits[name] = min(n, limits.get(name, n))
     return ProgramPlan(relations, tuple(strata),
                        {name: frozenset(rows) for name, rows in facts.items()},
                        tuple(directives["input"]), tuple(directives["output"]),
-                       tuple(directives["printsize"]))
+                       tuple(directives["printsize"]), limits)
 
 
 def _sources(program: ast.Module) -> dict[str, str]:
@@ -157,12 +168,19 @@ def _not_constant(term: ast.Term) -> tuple[str, ast.Span, str | None] | None:
 
 def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
                 types: dict[str, tuple[str, ...]],
-                sources: dict[str, str] | None = None) -> RulePlan:
-    """The pipeline of one clause (a head atom and a conjunction of literals)."""
+                sources: dict[str, str] | None = None,
+                functors: dict[str, Operator] | None = None,
+                sites: list[int] | None = None) -> RulePlan:
+    """The pipeline of one clause (a head atom and a conjunction of literals).
+    ``functors`` are the signatures of the program's user-defined functors
+    (``@name`` -> :class:`~datalog.dialect.functors.Operator`); ``sites`` counts
+    the ``autoinc()`` calls planned so far (each call site gets its number)."""
     label = clause_text(head, tuple(body))
     head, body = substitute_constants(head, tuple(body))
     span = head.span
     pipeline = _PipelinePlanner(types, sources or {})
+    pipeline.functors = functors or {}
+    pipeline.sites = sites if sites is not None else [0]
     outer = _outer_variables((head,), body)
     pipeline.plan(body, outer, extra_terms=head.args)
     column_types = types[head.relation]
@@ -185,6 +203,8 @@ class _PipelinePlanner:
         self.steps: list = []
         self.generated: dict[int, str] = {}   # id(term) -> hidden variable
         self.counter = [0]
+        self.functors: dict[str, Operator] = {}
+        self.sites = [0]
         self.scan_allowed = True
         for name, type_ in seed:
             self._bind(name, type_)
@@ -447,6 +467,7 @@ class _PipelinePlanner:
         inner = _PipelinePlanner(self.types, self.sources,
                           [(n, self.slot_types[self.slots[n]]) for n in seed_names])
         inner.counter = self.counter
+        inner.functors, inner.sites = self.functors, self.sites
         inner.scan_allowed = False    # the row starts with the seed, even if empty
         inner_outer = outer | _outer_variables((), term.body, exclude=term)
         inner.plan(term.body, inner_outer,
@@ -483,8 +504,14 @@ class _PipelinePlanner:
             name, parts = term.op, args
         elif isinstance(term, ast.UnaryOp):
             name, parts, table = term.op, [self.expr(term.operand, context)], UNARY_OPS
+        elif isinstance(term, ast.Functor) and term.name == AUTOINC:
+            # autoinc(): numbered by its call site and the binding of the row so far
+            site = self.sites[0]
+            self.sites[0] += 1
+            args = (Const(site), *(Col(i) for i in range(len(self.slot_types))))
+            return Call(AUTOINC, args, ("number", *self.slot_types)), "number"
         elif isinstance(term, ast.Functor):
-            table = FUNCTORS
+            table = self.functors if term.name.startswith("@") else FUNCTORS
             name = term.name
             parts = [self.expr(a) for a in term.args]
             if name in ("min", "max", "range"):

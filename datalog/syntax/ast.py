@@ -225,6 +225,20 @@ class Directive:
 
 
 @dataclass(frozen=True)
+class FunctorDecl:
+    """``.functor f(x: number, s: symbol): number [stateful]``: a user-defined
+    functor, called ``@f(..)`` in rules and bound to a Python callable when the
+    program is built (:mod:`datalog.dialect.user_functors`). ``params`` are the
+    parameters' types (their names, optional in Soufflé, are not kept)."""
+
+    name: str
+    params: tuple[str, ...]
+    result: str
+    stateful: bool
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Pragma:
     """``.pragma "key" "value"``: accepted and recorded; none changes semantics."""
 
@@ -255,6 +269,7 @@ class Module:
     rules: tuple[Rule, ...] = ()
     pragmas: tuple[Pragma, ...] = ()
     plans: tuple[Plan, ...] = ()
+    functors: tuple[FunctorDecl, ...] = ()
     #: path -> text of every file the program was read from (for diagnostics).
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 

@@ -33,6 +33,7 @@ from datalog.syntax.ast import (
     Directive,
     Fact,
     Functor,
+    FunctorDecl,
     Negation,
     Plan,
     Pragma,
@@ -185,6 +186,22 @@ class Callbacks:
 
     def attribute(self, name, type_name):
         return Attribute(str(name), str(type_name), self.span(name, type_name))
+
+    def functor_decl(self, keyword, name, lpar, *rest):
+        # .functor f(x: number, symbol): number [stateful]
+        stateful = getattr(rest[-1], "type", None) == "STATEFUL"
+        end = rest[-1]
+        if stateful:
+            rest = rest[:-1]
+        result = rest[-1]
+        params = tuple(p for p in rest[:-2] if isinstance(p, str) and
+                       getattr(p, "type", None) is None)
+        return FunctorDecl(str(name), params, str(result), stateful,
+                           self.span(keyword, end))
+
+    def functor_param(self, first, second=None):
+        # `x: number` or the type alone
+        return str(second if second is not None else first)
 
     def subtype(self, keyword, name, _op, base):
         return TypeDecl(str(name), "subtype", (str(base),), self.span(keyword, base))

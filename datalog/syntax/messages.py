@@ -19,17 +19,19 @@ from datalog.errors import DatalogError
 
 # Terminal names grouped into what a user would call them; a group is named when
 # the parser accepts any of its starting terminals.
-_ITEM_START = {"DECL", "TYPE", "LEGACY_TYPE", "IO", "PRAGMA", "PLAN"}
+_ITEM_START = {"DECL", "TYPE", "LEGACY_TYPE", "IO", "PRAGMA", "PLAN", "FUNCTOR"}
 _TERM_START = {"NAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR"}
 _NAMES = {
     "NAME": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
     "AGGREGATOR": "an aggregate", "QUALIFIER": "a qualifier", "DECL": "`.decl`",
     "TYPE": "`.type`", "IO": "`.input`/`.output`", "PRAGMA": "`.pragma`",
     "PLAN": "`.plan`", "LEGACY_TYPE": "`.number_type`", "INFIX": "an operator",
-    "CMP": "a comparison", "PREFIX": "`-`", "DOT": "`.`",
+    "CMP": "a comparison", "PREFIX": "`-`", "DOT": "`.`", "FUNCTOR": "`.functor`",
+    "STATEFUL": "`stateful`",
     "$END": "end of file",
 }
-_DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma", ".plan")
+_DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".limitsize",
+               ".functor", ".pragma", ".plan")
 
 
 def _terminal_text(lark: Lark, name: str) -> str:
@@ -183,7 +185,7 @@ def _special(rest: str, line: int, column: int):
     if m and m.group(0) not in _DIRECTIVES:
         word = m.group(0)
         hint = "the dialect's directives are " + ", ".join(f"`{d}`" for d in _DIRECTIVES)
-        if word in (".comp", ".init", ".functor", ".override", ".limitsize"):
+        if word in (".comp", ".init", ".override"):
             hint = f"`{word}` is not supported by this engine"
         return (f"unknown directive `{word}`", hint, (line, column, column + len(word)))
     return None

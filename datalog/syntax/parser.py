@@ -43,6 +43,7 @@ from datalog.syntax.ast import (
     Atom,
     Directive,
     Fact,
+    FunctorDecl,
     Module,
     Plan,
     Pragma,
@@ -250,13 +251,14 @@ def _syntax_error(e: UnexpectedInput, text: str, path: str, columns, lark: Lark,
 
 def _assemble(items: list, sources: dict[str, str]) -> Module:
     kinds: dict[type, list] = {TypeDecl: [], RelationDecl: [], Directive: [], Fact: [],
-                               Rule: [], Pragma: [], Plan: []}
+                               Rule: [], Pragma: [], Plan: [], FunctorDecl: []}
     for item in items:
         kinds[type(item)].append(item)
     return Module(types=tuple(kinds[TypeDecl]), relations=tuple(kinds[RelationDecl]),
                    directives=tuple(kinds[Directive]), facts=tuple(kinds[Fact]),
                    rules=tuple(kinds[Rule]), pragmas=tuple(kinds[Pragma]),
-                   plans=tuple(kinds[Plan]), sources=tuple(sources.items()))
+                   plans=tuple(kinds[Plan]), functors=tuple(kinds[FunctorDecl]),
+                   sources=tuple(sources.items()))
 
 
 def parse(text: str, path: str = "<string>", *, macros: Mapping[str, object] | None = None,

@@ -27,7 +27,7 @@ import heapq
 
 from engine.codegen import build_functions
 from engine.node import Node
-from engine.trace import ZSetTrace
+from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace
 from engine.zset import EMPTY
 
 
@@ -178,11 +178,14 @@ class DistinctTraceNode(Node):
         trace = self.trace
         self.fresh = False
         past = trace.past_cursor()
+        functions = self.functions
+        if i > MAX_PACKED:  # a long loop: this epoch's histories from here on are dicts
+            functions = compile_distinct_trace(past.source, WIDE_ROW_SOURCE)
         if rows is batch and not past:
-            out, self.fresh = self.functions["no_past"](batch, trace.epoch_cursor(), i)
+            out, self.fresh = functions["no_past"](batch, trace.epoch_cursor(), i)
         else:
-            out = self.functions["step"](rows, batch, past, trace.epoch_cursor(), i,
-                                         self.scheduled, self.heap)
+            out = functions["step"](rows, batch, past, trace.epoch_cursor(), i,
+                                    self.scheduled, self.heap)
         self.out = out or EMPTY
 
     def describe_args(self) -> str:

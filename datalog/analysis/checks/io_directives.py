@@ -53,6 +53,8 @@ def check_io_directives(program: Module, context: Context) -> list[Diagnostic]:
             if name not in context.decls:
                 out.append(undefined_relation(name, declared,
                                               word_span(sources, directive.span, name)))
+        if directive.kind == "limitsize":
+            continue   # its parameter is checks/limitsize.py's
         allowed = IO_KINDS.get(directive.kind, ())
         for key, value in directive.params:
             if directive.kind == "printsize" or key not in IO_PARAMETERS:

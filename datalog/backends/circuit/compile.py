@@ -38,10 +38,11 @@ enters the child circuit through an Import.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from datalog.backends.errors import functor_error
-from datalog.dialect.functors import WRAP, FunctorError
+from datalog.dialect.functors import WRAP, FunctorError, Overload
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
 from datalog.plan.expressions import Codegen
 from datalog.plan.ir import (
@@ -122,16 +123,19 @@ def child_label(stratum: StratumPlan) -> str:
 
 
 def compile_plan(plan: ProgramPlan, max_iterations: int | None = None,
-                 spill_threshold: int | None = None) -> CompiledProgram:
+                 spill_threshold: int | None = None,
+                 functors: Mapping[str, Overload] | None = None) -> CompiledProgram:
     """Build the circuit of ``plan`` (see the module docstring). ``max_iterations``
-    bounds each child circuit's iterations per epoch; ``spill_threshold`` (rows)
-    lets large traces move to Spark, where the engine supports it."""
+    bounds each child circuit's iterations per epoch (``None``: no bound);
+    ``spill_threshold`` (rows) lets large traces move to Spark, where the engine
+    supports it; ``functors`` are the implementations of the program's
+    user-defined functors and of ``autoinc`` (``datalog.plan.expressions.resolve``)."""
     kwargs = {} if max_iterations is None else {"max_iterations": max_iterations}
     try:
         circuit = Circuit(spill_threshold=spill_threshold, **kwargs)
     except EngineError as error:  # max_iterations out of range; no Spark to spill to
         raise DatalogError(str(error)) from None
-    compiler = _Compiler(plan, circuit)
+    compiler = _Compiler(plan, circuit, functors)
     compiler.build()
     return CompiledProgram(plan, circuit, compiler.functions, compiler.indexes)
 
@@ -158,8 +162,9 @@ class _Scope:
 
 
 class _Compiler:
-    def __init__(self, plan: ProgramPlan, circuit):
+    def __init__(self, plan: ProgramPlan, circuit, functors=None):
         self.plan = plan
+        self.functors = functors   # implementations of @name and autoinc (Codegen)
         self.circuit = circuit
         self.root = _Scope(circuit)
         self.functions: dict[str, str] = {}
@@ -219,6 +224,8 @@ class _Compiler:
                 new = child.import_(base[name], label=name).plus(*parts)\
                     .distinct(label=name)
                 feedbacks[name].connect(new)
+                if name in self.plan.limits:    # .limitsize: the loop ends at that size
+                    child.limit(new, self.plan.limits[name], label=f"limitsize {name}")
                 exported[name] = child.export(new)
         self.root.streams.update(exported)
 
@@ -241,6 +248,9 @@ class _PipelineBuilder:
         self.pending: list = []
         self.projection: tuple[int, ...] | None = None   # a scan's, not yet applied
         self.width = 0
+
+    def _gen(self) -> Codegen:
+        return Codegen(self.compiler.functors)
 
     def run(self, steps, start, width: int):
         """The stream of rows after ``steps``, starting from ``start`` (rows of
@@ -275,7 +285,7 @@ class _PipelineBuilder:
             return stream
         key = ("filter", name, tuple(consts), tuple(equal))
         if key not in self.scope.derived:
-            gen = Codegen()
+            gen = self._gen()
             tests = [f"t[{c}] == {gen.const(v)}" for c, v in consts]
             tests += [f"t[{a}] == t[{b}]" for a, b in equal]
             function = self._function(gen, "t", [f"return {' and '.join(tests)}"],
@@ -332,7 +342,7 @@ class _PipelineBuilder:
         if not isinstance(stream, _PendingJoin):
             return stream
         row = _tuple_source(items if items is not None else stream.slots)
-        combine = self._function(gen or Codegen(), "k, l, r", [f"return {row}"],
+        combine = self._function(gen or self._gen(), "k, l, r", [f"return {row}"],
                                  f"{stream.what}{what}")
         return stream.left.join(stream.right, combine, label=stream.label)
 
@@ -343,7 +353,7 @@ class _PipelineBuilder:
         out = left.antijoin(right, label=f"{self.rule.label}  [{step.describe()}]")
         if extended:
             width = self.width
-            out = out.map(self._function(Codegen(), "t", [f"return t[:{width}]"],
+            out = out.map(self._function(self._gen(), "t", [f"return t[:{width}]"],
                                          "drop keys"))
         return out
 
@@ -355,10 +365,10 @@ class _PipelineBuilder:
         stream = self.flush(stream)
         width = self.width
         k = len(step.seed)
-        gen = Codegen()
+        gen = self._gen()
         seed_row = _tuple_source([f"t[{i}]" for i in step.seed])
         left = stream.index_by(tuple(step.seed))
-        combine = self._function(Codegen(), "k, l, r", [f"return l + (r[{k}],)"],
+        combine = self._function(self._gen(), "k, l, r", [f"return l + (r[{k}],)"],
                                  "aggregate result")
         label = f"{self.rule.label}  [{step.kind}]"
         self.width = width + 1
@@ -377,7 +387,7 @@ class _PipelineBuilder:
         # Seeds the body cannot match: count and sum of nothing are 0.
         zero = "0.0" if step.type == "float" else "0"
         empty = left.antijoin(right, label=f"{label} of nothing").map(
-            self._function(Codegen(), "t", [f"return t + ({zero},)"], "empty group"))
+            self._function(self._gen(), "t", [f"return t + ({zero},)"], "empty group"))
         return joined.plus(empty)
 
     def _candidate_seeds(self, step: Aggregate):
@@ -402,7 +412,7 @@ class _PipelineBuilder:
                 "compute the aggregate into a relation of its own")])
         relation = self._relation(first.relation, first.consts, first.equal)
         row = _tuple_source([f"t[{columns[i]}]" for i in range(k)])
-        return relation.map(self._function(Codegen(), "t", [f"return {row}"],
+        return relation.map(self._function(self._gen(), "t", [f"return {row}"],
                                            "candidate seeds"))\
             .distinct(label="aggregate seeds")
 
@@ -417,9 +427,9 @@ class _PipelineBuilder:
         # has a group, so count and sum of an empty body are 0.
         rows = body.flush(rows, extra=[target] if target is not None else [])
         value = f"t[{body.width}]" if target is not None else "None"
-        tag = self._function(Codegen(), "t", [f"return t[:{k}] + (1, {value})"], "tag")
+        tag = self._function(self._gen(), "t", [f"return t[:{k}] + (1, {value})"], "tag")
         tagged = rows.map(tag).plus(
-            seeds.map(self._function(Codegen(), "t", ["return t + (0, None)"], "seed tag")))
+            seeds.map(self._function(self._gen(), "t", ["return t + (0, None)"], "seed tag")))
         groups = tagged.index_by(tuple(range(k)))
         return groups.aggregate(_aggregator(step, k),
                                 label=f"{step.kind} [{self.rule.label}]")
@@ -433,7 +443,7 @@ class _PipelineBuilder:
         if isinstance(stream, _PendingJoin):
             if not self.pending and (extra or project is not None):
                 # fuse the projection into the join's combine function
-                gen = Codegen()
+                gen = self._gen()
                 columns = stream.slots
                 if project is not None:
                     items = [gen.expr(e, "t", columns) for e in project]
@@ -444,7 +454,7 @@ class _PipelineBuilder:
             stream = self._materialize(stream)
         if not self.pending and not extra and project is None and self.projection is None:
             return stream
-        gen = Codegen()
+        gen = self._gen()
         lines: list[str] = []
         if self.projection is not None:
             lines.append(f"t = {_tuple_source([f't[{c}]' for c in self.projection])}")

@@ -46,14 +46,50 @@ and restores them after.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from datalog.backends.errors import iteration_limit
 from datalog.backends.spark.errors import is_spark_failure, translate
 from datalog.backends.spark.expressions import F
 from datalog.backends.spark.pipeline import SPARK_TYPES, PipelineCompiler, relation_schema
-from datalog.plan.ir import Join, ProgramPlan, RulePlan, StratumPlan
+from datalog.errors import Diagnostic, EvaluationError
+from datalog.plan.ir import Call, Join, ProgramPlan, RulePlan, StratumPlan
+
+
+def refuse_bound_functors(plan: ProgramPlan) -> None:
+    """User-defined functors and ``autoinc()`` are evaluated by the local engine
+    only (their implementations and the counter's state live in the Python
+    process): a rule calling one is an error at the rule, before any Spark job."""
+    problems = []
+    for rule in plan.rules():
+        for op in dict.fromkeys(_calls(rule)):
+            shown = "autoinc()" if op == "autoinc" else f"the user-defined functor `{op}`"
+            problems.append(Diagnostic(
+                "error", f"{shown} is evaluated by the local engine only, not on Spark "
+                         f"(in `{rule.label}`)", rule.span,
+                hint="run with --engine local (engine=\"local\"), which can still spill "
+                     "large traces to Spark with --spill-threshold"))
+    if problems:
+        raise EvaluationError(sorted(problems, key=lambda d: (d.span is not None, d.span and (
+            d.span.path, d.span.line, d.span.column))))
+
+
+def _calls(node) -> Iterator[str]:
+    """The ``@name`` and ``autoinc`` operators anywhere in a plan node."""
+    if isinstance(node, Call):
+        if node.op.startswith("@") or node.op == "autoinc":
+            yield node.op
+        for arg in node.args:
+            yield from _calls(arg)
+    elif isinstance(node, (tuple, list)):
+        for item in node:
+            yield from _calls(item)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        for f in dataclasses.fields(node):
+            yield from _calls(getattr(node, f.name))
+
 
 #: Merge the pieces of an accumulated relation once it has this many.
 MAX_PIECES = 8
@@ -70,7 +106,7 @@ class SparkExecutor:
     """Evaluates ``plan`` in ``spark``. ``max_iterations`` bounds each
     recursive stratum's loop."""
 
-    def __init__(self, spark, plan: ProgramPlan, *, max_iterations: int = 100_000):
+    def __init__(self, spark, plan: ProgramPlan, *, max_iterations: int | None = None):
         self.spark = spark
         self.plan = plan
         self.max_iterations = max_iterations
@@ -80,6 +116,7 @@ class SparkExecutor:
         self.relations: dict[str, object] = {}
         self.iterations: dict[tuple[str, ...], int] = {}
         self.cached: list = []
+        refuse_bound_functors(plan)
 
     # ------------------------------------------------------------ entry
 
@@ -180,7 +217,7 @@ class SparkExecutor:
         live = {name for name in stratum.relations if delta[name].count()}
         while live:
             iteration += 1
-            if iteration > self.max_iterations:
+            if self.max_iterations is not None and iteration > self.max_iterations:
                 raise iteration_limit(stratum, self.max_iterations)
             whole = {name: union_all(pieces) for name, pieces in accumulated.items()}
             new: dict[str, list] = {}

@@ -19,7 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datalog.backends.spark.errors import is_spark_failure, translate
-from datalog.backends.spark.executor import SparkExecutor, materialize, run_settings
+from datalog.backends.spark.executor import (
+    SparkExecutor,
+    materialize,
+    refuse_bound_functors,
+    run_settings,
+)
 from datalog.backends.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
 from datalog.dialect.io import check_io, check_outputs, input_path, is_stdout, read_facts
 from datalog.errors import DatalogError
@@ -76,6 +81,7 @@ def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", 
     for io in plan.outputs:
         check_io(io)
     check_outputs(plan.outputs, output_dir, "parquet" if output_format == "parquet" else "csv")
+    refuse_bound_functors(plan)   # before starting Spark
     spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir, conf=conf,
                         verbose=verbose)
     executor = SparkExecutor(spark, plan, **(
