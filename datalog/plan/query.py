@@ -70,7 +70,7 @@ class Pattern:
         types = checked.types
         atom = parse_query(text, path, types, example)
         sources = {path: text}
-        if not (len(atom.args) == len(types.get(atom.relation, (None,)))
+        if not (atom.relation in types and len(atom.args) == len(types[atom.relation])
                 and all(isinstance(arg, (ast.Variable, ast.Wildcard)) for arg in atom.args)):
             _check(atom, checked, sources)    # (nothing to check in `path` or `path(x, _)`)
         return cls.of(atom, types[atom.relation], sources)

@@ -9,9 +9,10 @@ as facts; everything else goes to the grammar as before.
 
 A line is taken only when it certainly holds one whole fact: it starts after a
 clause has ended (the previous significant character is the ``.`` that ends a
-clause, or it is the first line), outside a block comment, is not changed by a
-macro, and its arguments are plain literals (numbers, possibly negative, and
-strings).
+clause, or it is the first line), outside a block comment and outside the braces
+of a component (``.comp C { ... }``: its facts belong to its instances), is not
+changed by a macro, and its arguments are plain literals (numbers, possibly
+negative, and strings). The relation may be qualified (``c.r(1).``).
 
 >>> text, facts = split_facts('e(1, -2).\\ne("a", 0x10).\\np(x) :- e(x, _).', "f.dl", {})
 >>> text
@@ -31,8 +32,9 @@ _NUMBER = (r"0[xX][0-9a-fA-F]+u?|0[bB][01]+u?|[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?
            r"|[0-9]+[eE][+-]?[0-9]+|[0-9]+u?")
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _ARG = rf"(?:-?(?:{_NUMBER})|{_STRING})"
+_NAME = r"[A-Za-z_?][\w?]*(?:\.[A-Za-z_?][\w?]*)*"
 _FACT = re.compile(
-    rf"[ \t]*([A-Za-z_?][\w?]*)[ \t]*\([ \t]*({_ARG}(?:[ \t]*,[ \t]*{_ARG})*)?[ \t]*\)"
+    rf"[ \t]*({_NAME})[ \t]*\([ \t]*({_ARG}(?:[ \t]*,[ \t]*{_ARG})*)?[ \t]*\)"
     rf"[ \t]*\.[ \t]*(?://.*)?$")
 _ARGS = re.compile(rf"({_ARG})")
 _PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//.*|/\*|\*/|\S')
@@ -97,12 +99,15 @@ def _fact(line: str, number: int, path: str) -> Fact | None:
     return Fact(atom, Span(path, number, start, number, dot + 2))
 
 
-def _scan(line: str, in_comment: bool, last: str | None) -> tuple[bool, str | None]:
-    """The block-comment state after ``line`` and its last significant character
-    (``last`` if it has none)."""
+def _scan(line: str, in_comment: bool, last: str | None, depth: int
+          ) -> tuple[bool, str | None, int]:
+    """The block-comment state after ``line``, its last significant character
+    (``last`` if it has none) and the depth of braces ``{`` open after it."""
     if not in_comment and '"' not in line and "/" not in line:
         stripped = line.rstrip()
-        return False, stripped[-1] if stripped else last
+        if "{" in line or "}" in line:
+            depth = max(depth + line.count("{") - line.count("}"), 0)
+        return False, stripped[-1] if stripped else last, depth
     for m in _PIECES.finditer(line):
         piece = m.group(0)
         if in_comment:
@@ -114,7 +119,11 @@ def _scan(line: str, in_comment: bool, last: str | None) -> tuple[bool, str | No
             break
         else:
             last = piece[-1]
-    return in_comment, last
+            if piece == "{":
+                depth += 1
+            elif piece == "}":
+                depth = max(depth - 1, 0)
+    return in_comment, last, depth
 
 
 def split_facts(text: str, path: str, columns: dict) -> tuple[str, list[Fact]]:
@@ -125,15 +134,16 @@ def split_facts(text: str, path: str, columns: dict) -> tuple[str, list[Fact]]:
     facts: list[Fact] = []
     in_comment = False
     last: str | None = "."
+    depth = 0
     for index, line in enumerate(lines):
         number = index + 1
-        if last == "." and not in_comment and number not in columns:
+        if last == "." and not in_comment and not depth and number not in columns:
             fact = _fact(line, number, path)
             if fact is not None:
                 facts.append(fact)
                 lines[index] = ""
                 continue
-        in_comment, last = _scan(line, in_comment, last)
+        in_comment, last, depth = _scan(line, in_comment, last, depth)
     if not facts:
         return text, []
     return "\n".join(lines), facts

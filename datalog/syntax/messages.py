@@ -19,17 +19,21 @@ from datalog.errors import DatalogError
 
 # Terminal names grouped into what a user would call them; a group is named when
 # the parser accepts any of its starting terminals.
-_ITEM_START = {"DECL", "TYPE", "LEGACY_TYPE", "IO", "PRAGMA", "PLAN"}
-_TERM_START = {"NAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR"}
+_ITEM_START = {"DECL", "TYPE", "LEGACY_TYPE", "IO", "PRAGMA", "PLAN", "COMP", "INIT",
+               "OVERRIDE"}
+_TERM_START = {"NAME", "QNAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR"}
 _NAMES = {
-    "NAME": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
+    "NAME": "a name", "QNAME": "a qualified name", "INT": "a number", "FLOAT": "a number",
+    "STRING": "a string",
     "AGGREGATOR": "an aggregate", "QUALIFIER": "a qualifier", "DECL": "`.decl`",
     "TYPE": "`.type`", "IO": "`.input`/`.output`", "PRAGMA": "`.pragma`",
-    "PLAN": "`.plan`", "LEGACY_TYPE": "`.number_type`", "INFIX": "an operator",
+    "PLAN": "`.plan`", "COMP": "`.comp`", "INIT": "`.init`", "OVERRIDE": "`.override`",
+    "LEGACY_TYPE": "`.number_type`", "INFIX": "an operator",
     "CMP": "a comparison", "PREFIX": "`-`", "DOT": "`.`",
     "$END": "end of file",
 }
-_DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma", ".plan")
+_DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma", ".plan",
+               ".comp", ".init", ".override")
 
 
 def _terminal_text(lark: Lark, name: str) -> str:
@@ -49,7 +53,7 @@ def _expected_text(lark: Lark, expected: set[str]) -> str:
     words: list[str] = []
     if names & _ITEM_START and "NAME" in names:
         words.append("a declaration, a directive, a fact or a rule")
-        names -= _ITEM_START | {"NAME"}
+        names -= _ITEM_START | {"NAME", "QNAME"}
     if len(names & _TERM_START) >= 4:
         if "BANG" in names:
             words.append("a literal (an atom, a negated atom or a comparison)")
@@ -183,7 +187,7 @@ def _special(rest: str, line: int, column: int):
     if m and m.group(0) not in _DIRECTIVES:
         word = m.group(0)
         hint = "the dialect's directives are " + ", ".join(f"`{d}`" for d in _DIRECTIVES)
-        if word in (".comp", ".init", ".functor", ".override", ".limitsize"):
+        if word in (".functor", ".limitsize"):
             hint = f"`{word}` is not supported by this engine"
         return (f"unknown directive `{word}`", hint, (line, column, column + len(word)))
     return None

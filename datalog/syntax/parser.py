@@ -53,6 +53,8 @@ from datalog.syntax.ast import (
     Wildcard,
 )
 from datalog.syntax.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
+from datalog.syntax.components import expand as expand_components
+from datalog.syntax.components import has_components
 from datalog.syntax.fastfacts import split_facts
 from datalog.syntax.messages import describe_syntax_error
 from datalog.syntax.preprocess import ColumnMap, Macro, predefined, preprocess
@@ -205,7 +207,8 @@ _BLANK = re.compile(r"[^\n]")
 # lone `.` ends a clause.
 _CLAUSE_PIECES = re.compile(
     r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|[0-9]+\.[0-9]+'
-    r"|(?P<directive>\.(?:decl|type|input|output|printsize|pragma|plan|number_type|symbol_type)\b)"
+    r"|(?P<directive>\.(?:decl|type|input|output|printsize|pragma|plan|number_type|symbol_type"
+    r"|comp|init|override)\b)"
     r"|\.[A-Za-z_]\w*"
     r'|[^".\/0-9]+|.', re.DOTALL)
 
@@ -249,6 +252,8 @@ def _syntax_error(e: UnexpectedInput, text: str, path: str, columns, lark: Lark,
 
 
 def _assemble(items: list, sources: dict[str, str]) -> Module:
+    if has_components(items):
+        items = expand_components(items, sources)
     kinds: dict[type, list] = {TypeDecl: [], RelationDecl: [], Directive: [], Fact: [],
                                Rule: [], Pragma: [], Plan: []}
     for item in items:
@@ -288,7 +293,7 @@ def parse_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None =
 # Strings, comments and other characters of a query: a `.` is added after the last
 # significant one unless it is a `.` or the query starts with one (a directive).
 _QUERY_PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|\S', re.DOTALL)
-_BARE_NAME = re.compile(r"\s*([_a-zA-Z?][_a-zA-Z0-9?]*)\s*\.?\s*")
+_BARE_NAME = re.compile(r"\s*([_a-zA-Z?][_a-zA-Z0-9?]*(?:\.[_a-zA-Z?][_a-zA-Z0-9?]*)*)\s*\.?\s*")
 
 
 def parse_query(text: str, path: str = "<query>", columns: Mapping[str, tuple] | None = None,
