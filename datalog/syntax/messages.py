@@ -240,6 +240,11 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
         hint = "is a `}` missing?"
     elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
+    elif "RANGLE" in expected and kind in ("LANGLE", "CMP") and str(token) == "<":
+        before = re.search(r"([A-Za-z_?][\w?]*)\s*$", text[:token.start_pos])
+        inner = before.group(1) if before else "C"
+        hint = (f"a type argument is one name: declare `.comp My{inner} : {inner}<...> {{ }}` "
+                f"and pass `My{inner}`")
     elif kind == "IF" and prev is not None and prev.type == "RPAR":
         hint = "a rule has one `:-`; is a `.` missing before it?"
     elif "COLON" in expected and not at_end and re.search(
