@@ -21,8 +21,11 @@ from datalog.repl.commands import COMMANDS
 from datalog.repl.interpreter import Repl
 
 HISTORY_FILE = ".datalog_history"
-DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma")
-_WORD = re.compile(r"[.:]?[A-Za-z_?][\w?]*$|[.:]$")
+DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma", ".comp",
+              ".init", ".override")
+# A word being typed: a command, a directive or a relation name, qualified
+# (`roads.re`, `roads.`) when it names a relation of a component instance.
+_WORD = re.compile(r"[.:]?[A-Za-z_?][\w?]*(?:\.[A-Za-z_?][\w?]*)*\.?$|[.:]$")
 _PATH_COMMAND = re.compile(r"^\s*:(load|save)\s+(\S*)$")
 
 
@@ -143,6 +146,10 @@ def candidates(repl: Repl, before_cursor: str) -> tuple[str, list[str]]:
     (':du', [':dump'])
     >>> candidates(R(), ":dump e")
     ('e', ['edge'])
+    >>> class C:
+    ...     def relation_names(self): return ["roads.edge", "roads.reach", "round_trip"]
+    >>> candidates(C(), "?- roads.re"), candidates(C(), "ro")[1]
+    (('roads.re', ['roads.reach']), ['roads.edge', 'roads.reach', 'round_trip'])
     """
     match = _WORD.search(before_cursor)
     word = match.group(0) if match else ""
