@@ -34,13 +34,14 @@ components or instances of one name in a scope) are located diagnostics.
 ... .decl out(x: number)
 ... out(x) :- p.r(x).''')
 >>> [(d.name, d.attributes[0].type) for d in m.relations], m.facts[0].atom.relation
-([('out', 'number'), ('p.r', 'number')], 'p.r')
+([('p.r', 'number'), ('out', 'number')], 'p.r')
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+from typing import NamedTuple
 
 from datalog.errors import Diagnostic, ParseError, Span
 from datalog.syntax.ast import (
@@ -61,6 +62,14 @@ from datalog.syntax.ast import (
 #: Instances may nest (through nested ``.init`` and inheritance) this deep; a
 #: component that instantiates itself reaches it.
 MAX_DEPTH = 100
+
+
+class _Frame(NamedTuple):
+    """An instance being expanded: its name, its component and type arguments."""
+
+    name: str
+    component: Component
+    binding: tuple[tuple[str, str], ...]
 
 
 class _Failed(Exception):
@@ -168,22 +177,21 @@ class _Expander:
     def instance(self, init: ComponentInit, owner: Component | None,
                  binding: dict[str, str], stack: tuple) -> list:
         """The content of the instance ``init`` (declared inside ``owner``),
-        renamed into its namespace. ``stack`` holds the enclosing instances, as
-        (name, component, binding)."""
+        renamed into its namespace. ``stack`` holds the enclosing instances."""
         if len(stack) >= MAX_DEPTH:
             raise self.fail(f"instances nest more than {MAX_DEPTH} deep", init.span,
                             "does a component instantiate itself through a parameter?")
-        content = self.content(init.component, owner, binding, stack, set(), None, init)
+        content = self.content(init.component, owner, binding, stack, set(), (), init)
         return _rename(content, init.name)
 
     def content(self, ref: ComponentType, owner: Component | None, binding: dict[str, str],
-                stack: tuple, overridden: set[str], chain: tuple | None,
+                stack: tuple[_Frame, ...], overridden: set[str], chain: tuple,
                 init: ComponentInit | None = None) -> list:
         """The items ``ref`` (named inside ``owner``) stands for: its bases'
         content, then its own items, nested instances expanded; facts and rules
         of the relations in ``overridden`` (by a component deriving from it) are
-        left out. ``chain`` is the inheritance path so far (for cycles), None
-        when ``ref`` is what the instance ``init`` instantiates."""
+        left out. ``chain`` is the inheritance path to ``ref`` (for cycles);
+        ``init`` the instance when ``ref`` is what an ``.init`` names."""
         component = self.lookup(ref.name, owner, binding, ref.span)
         if len(ref.args) != len(component.params):
             expected = len(component.params)
@@ -192,7 +200,7 @@ class _Expander:
                 f"{'s' if expected != 1 else ''}, got {len(ref.args)}", ref.span,
                 "write `" + component.name +
                 ("<" + ", ".join(component.params) + ">`" if expected else "` without `<...>`"))
-        chain = (*(chain or ()), component)
+        chain = (*chain, component)
         if any(c is component for c in chain[:-1]):
             path = " -> ".join(c.name for c in chain)
             raise self.fail(f"cyclic inheritance: {path}", ref.span,
@@ -202,14 +210,14 @@ class _Expander:
         inner = dict(binding)
         inner.update({p: binding.get(a, a) for p, a in zip(component.params, ref.args)})
         if init is not None:
-            key = (component, sorted(inner.items()))
-            for i, (_, *outer) in enumerate(stack):
-                if outer == list(key) and outer[0] is component:
-                    path = " -> ".join([*(name for name, *_ in stack[i:]), init.name])
+            frame = _Frame(init.name, component, tuple(sorted(inner.items())))
+            for i, outer in enumerate(stack):
+                if outer.component is component and outer.binding == frame.binding:
+                    path = " -> ".join([*(f.name for f in stack[i:]), init.name])
                     raise self.fail(f"component `{component.name}` instantiates itself: "
                                     f"{path}", init.span,
                                     "an instance cannot hold an instance of its own component")
-            stack = (*stack, (init.name, *key))
+            stack = (*stack, frame)
         overrides = [i for i in component.items if isinstance(i, Override)]
         mine = {o.relation for o in overrides}
         items: list = []

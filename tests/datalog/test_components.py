@@ -143,6 +143,16 @@ DOCUMENTED = {
         .init text = Typed<symbol>
         text.box.item("x").
         """, {"text.box.item": {("x",)}}),
+    "an_instance_type_named_outside": ("""
+        .comp Ids {
+            .type id <: number
+            .decl known(x: id)
+            known(7).
+        }
+        .init ids = Ids
+        .decl copy(x: ids.id)
+        copy(x) :- ids.known(x).
+        """, {"copy": {(7,)}}),
     "component_rules_extend_an_outer_relation": ("""
         .decl seen(x: symbol)
         .comp Source<V> {
