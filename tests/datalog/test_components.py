@@ -275,3 +275,15 @@ def test_two_instances_equal_the_plain_program_and_a_run_from_scratch(text, txs,
                 s.insert(relation, row)
     for name in program.relations:
         assert scratch.query(name) == session.query(name), (name, wrapped)
+
+
+def test_each_syntax_error_in_a_component_is_reported_once():
+    """The parser resumes after a broken clause; a fact read on its own line
+    before the next error must not shift where it resumes (it reported the `}`
+    twice)."""
+    text = (".comp A {\n  .decl r(x: number)\n  r(x) :- .\n  r(1).\n}\n.init a = A\n"
+            ".decl q(x: number)\nq(x) :- a.r(x)\n")
+    with pytest.raises(datalog.DatalogError) as error:
+        parse(text, "p.dl")
+    places = [(d.span.line, d.span.column) for d in error.value.diagnostics]
+    assert places == [(3, 11), (5, 1), (8, 15)]
