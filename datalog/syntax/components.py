@@ -87,7 +87,9 @@ def expand(items: list, sources: dict[str, str]) -> list:
     expander = _Expander(items, sources)
     out = expander.top_level(items)
     if expander.errors:
-        errors = sorted(expander.errors, key=lambda d: (d.span.path, d.span.line, d.span.column))
+        # one error per place and message, however many instances meet it
+        unique = {(d.span, d.message): d for d in expander.errors}
+        errors = sorted(unique.values(), key=lambda d: (d.span.path, d.span.line, d.span.column))
         raise ParseError(errors, sources)
     return out
 

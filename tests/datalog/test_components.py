@@ -240,7 +240,7 @@ def test_the_api_names_instance_relations_with_dots():
 # ---------------------------------------------------------------- incremental
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs(), transactions(max_transactions=8), st.randoms(use_true_random=False))
 def test_two_instances_equal_the_plain_program_and_a_run_from_scratch(text, txs, random):
     """Each instance of a component holding ``text`` answers as ``text`` itself
@@ -287,3 +287,11 @@ def test_each_syntax_error_in_a_component_is_reported_once():
         parse(text, "p.dl")
     places = [(d.span.line, d.span.column) for d in error.value.diagnostics]
     assert places == [(3, 11), (5, 1), (8, 15)]
+
+
+def test_an_error_met_by_several_instances_is_reported_once():
+    text = ".comp A {\n  .init inner = Nope\n}\n.init a = A\n.init b = A\n"
+    with pytest.raises(datalog.DatalogError) as error:
+        parse(text, "p.dl")
+    assert [(d.span.line, d.message) for d in error.value.diagnostics] == \
+        [(2, "unknown component `Nope`")]
