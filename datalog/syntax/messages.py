@@ -156,7 +156,7 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
     if rest.startswith("/*"):
         return ("unterminated comment", "a `/*` comment ends with `*/`",
                 (line, column, column + 2))
-    special = _special(rest, line, column)
+    special = _qualified(text, pos, line, column) or _special(rest, line, column)
     if special is not None:
         return special
     char = rest[:1] or " "
@@ -175,6 +175,25 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
     if expected and hint is None:
         message += f"; expected {expected}"
     return message, hint, (line, column, column + 1)
+
+
+def _qualified(text: str, pos: int, line: int, column: int):
+    """A dotted name where only a plain one fits (``.decl a.b(...)``, a variable
+    ``x.y``): qualified names name the relations of component instances."""
+    name = re.match(r"\.[A-Za-z_?][\w?]*", text[pos:])
+    before = re.search(r"[A-Za-z_?][\w?]*$", text[:pos])
+    if name is None or before is None or name.group(0)[1:] in _KEYWORDS:
+        return None
+    whole = before.group(0) + name.group(0)
+    return (f"a qualified name (`{whole}`) cannot stand here",
+            "a dotted name is a relation (or type) of a component instance, used in atoms "
+            "and directives; declare it inside a `.comp` and instantiate it with `.init`",
+            (line, column - len(before.group(0)), column + len(name.group(0))))
+
+
+#: Words after a `.` that start a directive rather than continue a name.
+_KEYWORDS = {d[1:] for d in _DIRECTIVES} | {"number_type", "symbol_type", "functor",
+                                            "limitsize"}
 
 
 def _special(rest: str, line: int, column: int):
@@ -202,7 +221,8 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
     at_end = token.type == "$END"
     kind = token.type
     if not at_end and token.start_pos is not None:
-        special = _special(text[token.start_pos:], token.line, token.column)
+        special = _qualified(text, token.start_pos, token.line, token.column) or \
+            _special(text[token.start_pos:], token.line, token.column)
         if special is not None:
             return special
     prev = _previous_token(lark, text, len(text) if at_end else token.start_pos)
