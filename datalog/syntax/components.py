@@ -106,10 +106,19 @@ class _Expander:
 
     def scope(self, items, owner: Component | None) -> dict[str, Component]:
         """The components declared among ``items`` (directly), by name; records
-        each one's parent and reports two of one name."""
-        found: dict[str, Component] = {}
-        for item in items:
-            if isinstance(item, Component):
+        the parent of every component (at any depth) and reports two of one name
+        in a scope, and components nested too deeply."""
+        top: dict[str, Component] = {}
+        todo = [(items, owner, top, 0)]
+        while todo:
+            items, owner, found, depth = todo.pop()
+            for item in items:
+                if not isinstance(item, Component):
+                    continue
+                if depth >= MAX_DEPTH:
+                    self.error(f"components nest more than {MAX_DEPTH} levels deep",
+                               _head(item))
+                    continue
                 self.parent[id(item)] = owner
                 if item.name in found:
                     first = found[item.name].span
@@ -118,8 +127,8 @@ class _Expander:
                                "give the component another name")
                 else:
                     found[item.name] = item
-                self.scope(item.items, item)
-        return found
+                todo.append((item.items, item, {}, depth + 1))
+        return top
 
     def lookup(self, name: str, owner: Component | None, binding: dict[str, str],
                span: Span) -> Component:
@@ -180,9 +189,6 @@ class _Expander:
                  binding: dict[str, str], stack: tuple) -> list:
         """The content of the instance ``init`` (declared inside ``owner``),
         renamed into its namespace. ``stack`` holds the enclosing instances."""
-        if len(stack) >= MAX_DEPTH:
-            raise self.fail(f"instances nest more than {MAX_DEPTH} deep", init.span,
-                            "does a component instantiate itself through a parameter?")
         content = self.content(init.component, owner, binding, stack, set(), (), init)
         return _rename(content, init.name)
 
@@ -207,8 +213,8 @@ class _Expander:
             path = " -> ".join(c.name for c in chain)
             raise self.fail(f"cyclic inheritance: {path}", ref.span,
                             "a component cannot derive from itself")
-        if len(chain) > MAX_DEPTH:
-            raise self.fail(f"components inherit more than {MAX_DEPTH} deep", ref.span)
+        if len(chain) + len(stack) > MAX_DEPTH:
+            raise self.fail(f"instances and bases nest more than {MAX_DEPTH} deep", ref.span)
         inner = dict(binding)
         inner.update({p: binding.get(a, a) for p, a in zip(component.params, ref.args)})
         if init is not None:

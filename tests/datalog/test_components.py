@@ -295,3 +295,19 @@ def test_an_error_met_by_several_instances_is_reported_once():
         parse(text, "p.dl")
     assert [(d.span.line, d.message) for d in error.value.diagnostics] == \
         [(2, "unknown component `Nope`")]
+
+
+@pytest.mark.parametrize("text, message", [
+    (".comp A { " * 3000 + "}" * 3000, "components nest more than 100 levels deep"),
+    (".comp C0 { .decl r(x: number) }\n" + "".join(
+        f".comp C{i} : C{i - 1} {{ }}\n" for i in range(1, 300)) + ".init a = C299\n",
+     "instances and bases nest more than 100 deep"),
+    (".comp C0 { .decl r(x: number) }\n" + "".join(
+        f".comp C{i} {{ .init i = C{i - 1} }}\n" for i in range(1, 300)) + ".init a = C299\n",
+     "instances and bases nest more than 100 deep"),
+], ids=["declarations", "bases", "instances"])
+def test_deep_nesting_is_a_located_error(text, message):
+    with pytest.raises(datalog.DatalogError) as error:
+        parse(text, "p.dl")
+    assert [d.message for d in error.value.diagnostics] == [message]
+    assert error.value.diagnostics[0].span.line >= 1
