@@ -51,12 +51,15 @@ from datalog.syntax.ast import (
     Component,
     ComponentInit,
     ComponentType,
+    Constant,
     Directive,
     Fact,
     Override,
     RelationDecl,
     Rule,
     TypeDecl,
+    Variable,
+    Wildcard,
 )
 
 #: Instances may nest (through nested ``.init`` and inheritance) this deep; a
@@ -306,6 +309,10 @@ def _bind(item, binding: dict[str, str]):
     return item
 
 
+#: Nodes that hold no relation or type name.
+_LEAVES = (Constant, Variable, Wildcard, Span, str, int, float)
+
+
 def _rename(items: list, prefix: str) -> list:
     """``items`` with the relations and types they declare renamed ``prefix.name``,
     everywhere they are named among them."""
@@ -317,9 +324,16 @@ def _rename(items: list, prefix: str) -> list:
 
 
 def _renamed(node, relations: dict[str, str], types: dict[str, str]):
+    if isinstance(node, Fact):      # the common case, made cheap: no atoms in its terms
+        name = relations.get(node.atom.relation)
+        if name is None:
+            return node
+        return Fact(Atom(name, node.atom.args, node.atom.span), node.span)
+    if isinstance(node, _LEAVES):
+        return node
     if isinstance(node, tuple):
         return tuple(_renamed(n, relations, types) for n in node)
-    if not dataclasses.is_dataclass(node) or isinstance(node, Span):
+    if not dataclasses.is_dataclass(node):
         return node
     if isinstance(node, Atom):
         args = _renamed(node.args, relations, types)

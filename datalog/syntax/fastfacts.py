@@ -9,10 +9,11 @@ offset) and returns them as facts; everything else goes to the grammar as before
 
 A line is taken only when it certainly holds one whole fact: it starts after a
 clause has ended (the previous significant character is the ``.`` that ends a
-clause, or it is the first line), outside a block comment and outside the braces
-of a component (``.comp C { ... }``: its facts belong to its instances), is not
-changed by a macro, and its arguments are plain literals (numbers, possibly
-negative, and strings). The relation may be qualified (``c.r(1).``).
+clause, or it is the first line), outside a block comment and at most one
+brace deep (between the clauses of a top-level ``.comp C { ... }``, whose items
+:func:`datalog.syntax.parser.parse` puts them back among), is not changed by a
+macro, and its arguments are plain literals (numbers, possibly negative, and
+strings). The relation may be qualified (``c.r(1).``).
 
 >>> text, facts = split_facts('e(1, -2).\\ne("a", 0x10).\\np(x) :- e(x, _).', "f.dl", {})
 >>> text.split("\\n")
@@ -137,7 +138,7 @@ def split_facts(text: str, path: str, columns: dict) -> tuple[str, list[Fact]]:
     depth = 0
     for index, line in enumerate(lines):
         number = index + 1
-        if last == "." and not in_comment and not depth and number not in columns:
+        if last == "." and not in_comment and depth <= 1 and number not in columns:
             fact = _fact(line, number, path)
             if fact is not None:
                 facts.append(fact)

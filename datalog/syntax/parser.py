@@ -28,6 +28,8 @@ hint: is the `.` at the end of the last clause missing?
 """
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import heapq
 import os
 import re
@@ -41,6 +43,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import (
     Atom,
+    Component,
     Directive,
     Fact,
     Module,
@@ -175,7 +178,7 @@ class _Loader:
             try:
                 items = lark.parse(text)
                 if facts:
-                    items = list(heapq.merge(items, facts, key=lambda i: i.span.line))
+                    items = _merge_facts(items, facts)
                 return items
             except ParseError as e:  # raised by a callback: a span, no offset
                 span = e.diagnostics[0].span
@@ -191,6 +194,29 @@ class _Loader:
                                              Span(path, 0, 0, 0, 0))], self.sources) from None
             finally:
                 callbacks.depth = {}
+
+
+def _merge_facts(items: list, facts: list) -> list:
+    """``items`` with ``facts`` (read on their own lines) put back by line: a fact
+    within the braces of a top-level component among that component's items."""
+    components = [i for i, item in enumerate(items) if isinstance(item, Component)]
+    if not components:
+        return list(heapq.merge(items, facts, key=lambda i: i.span.line))
+    starts = [items[i].span.line for i in components]
+    inside: dict[int, list] = {}
+    outside = []
+    for fact in facts:
+        k = bisect.bisect_right(starts, fact.span.line) - 1
+        span = items[components[k]].span if k >= 0 else None
+        if span is not None and span.line < fact.span.line < span.end_line:
+            inside.setdefault(components[k], []).append(fact)
+        else:
+            outside.append(fact)
+    items = list(items)
+    for i, own in inside.items():
+        merged = heapq.merge(items[i].items, own, key=lambda i: i.span.line)
+        items[i] = dataclasses.replace(items[i], items=tuple(merged))
+    return list(heapq.merge(items, outside, key=lambda i: i.span.line))
 
 
 class _SyntaxError(Exception):

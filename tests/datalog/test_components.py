@@ -311,3 +311,20 @@ def test_deep_nesting_is_a_located_error(text, message):
         parse(text, "p.dl")
     assert [d.message for d in error.value.diagnostics] == [message]
     assert error.value.diagnostics[0].span.line >= 1
+
+
+def test_facts_read_on_their_own_lines_stay_in_their_component(monkeypatch):
+    """Facts on lines of their own skip the LALR parser, also directly inside a
+    top-level component; they must end up where the grammar puts them."""
+    text = ('.comp A {\n.decl r(x: number)\nr(1).\nr(2).\n.comp B {\n r(3).\n r(4).\n}\n'
+            '.init b = B\nr(5).\n}\n.init a = A\na.r(6).\n.comp C { .decl s(x: symbol) }\n'
+            '.init c = C\nc.s("x").\n')
+    fast = parse(text)
+    from datalog.syntax import parser
+    monkeypatch.setattr(parser, "split_facts", lambda text, path, columns: (text, []))
+    slow = parse(text)
+    assert fast == slow
+    assert [(f.atom.relation, f.span) for f in fast.facts] == \
+        [(f.atom.relation, f.span) for f in slow.facts]
+    assert sorted(f.atom.args[0].value for f in fast.facts if f.atom.relation == "a.r") == \
+        [1, 2, 3, 4, 5, 6]
