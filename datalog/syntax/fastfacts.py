@@ -9,11 +9,11 @@ offset) and returns them as facts; everything else goes to the grammar as before
 
 A line is taken only when it certainly holds one whole fact: it starts after a
 clause has ended (the previous significant character is the ``.`` that ends a
-clause, or it is the first line), outside a block comment and at most one
-brace deep (between the clauses of a top-level ``.comp C { ... }``, whose items
-:func:`datalog.syntax.parser.parse` puts them back among), is not changed by a
+clause, or it is the first line), outside a block comment, is not changed by a
 macro, and its arguments are plain literals (numbers, possibly negative, and
-strings). The relation may be qualified (``c.r(1).``).
+strings). The relation may be qualified (``c.r(1).``). A fact between the
+clauses of a component (``.comp C { ... }``) is taken too: the parser puts it
+back among the component's items by its line.
 
 >>> text, facts = split_facts('e(1, -2).\\ne("a", 0x10).\\np(x) :- e(x, _).', "f.dl", {})
 >>> text.split("\\n")
@@ -100,15 +100,12 @@ def _fact(line: str, number: int, path: str) -> Fact | None:
     return Fact(atom, Span(path, number, start, number, dot + 2))
 
 
-def _scan(line: str, in_comment: bool, last: str | None, depth: int
-          ) -> tuple[bool, str | None, int]:
-    """The block-comment state after ``line``, its last significant character
-    (``last`` if it has none) and the depth of braces ``{`` open after it."""
+def _scan(line: str, in_comment: bool, last: str | None) -> tuple[bool, str | None]:
+    """The block-comment state after ``line`` and its last significant character
+    (``last`` if it has none)."""
     if not in_comment and '"' not in line and "/" not in line:
         stripped = line.rstrip()
-        if "{" in line or "}" in line:
-            depth = max(depth + line.count("{") - line.count("}"), 0)
-        return False, stripped[-1] if stripped else last, depth
+        return False, stripped[-1] if stripped else last
     for m in _PIECES.finditer(line):
         piece = m.group(0)
         if in_comment:
@@ -120,11 +117,7 @@ def _scan(line: str, in_comment: bool, last: str | None, depth: int
             break
         else:
             last = piece[-1]
-            if piece == "{":
-                depth += 1
-            elif piece == "}":
-                depth = max(depth - 1, 0)
-    return in_comment, last, depth
+    return in_comment, last
 
 
 def split_facts(text: str, path: str, columns: dict) -> tuple[str, list[Fact]]:
@@ -135,16 +128,15 @@ def split_facts(text: str, path: str, columns: dict) -> tuple[str, list[Fact]]:
     facts: list[Fact] = []
     in_comment = False
     last: str | None = "."
-    depth = 0
     for index, line in enumerate(lines):
         number = index + 1
-        if last == "." and not in_comment and depth <= 1 and number not in columns:
+        if last == "." and not in_comment and number not in columns:
             fact = _fact(line, number, path)
             if fact is not None:
                 facts.append(fact)
                 lines[index] = " " * len(line)   # offsets stay those of the text
                 continue
-        in_comment, last, depth = _scan(line, in_comment, last, depth)
+        in_comment, last = _scan(line, in_comment, last)
     if not facts:
         return text, []
     return "\n".join(lines), facts

@@ -36,6 +36,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken
@@ -56,6 +57,7 @@ from datalog.syntax.ast import (
     Wildcard,
 )
 from datalog.syntax.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
+from datalog.syntax.components import MAX_DEPTH as MAX_COMPONENT_DEPTH
 from datalog.syntax.components import expand as expand_components
 from datalog.syntax.components import has_components
 from datalog.syntax.fastfacts import split_facts
@@ -110,10 +112,7 @@ class _Loader:
             self.stack.pop()
         if not pre.includes:
             return items
-        keyed = [(item.span.line, 0, i, [item]) for i, item in enumerate(items)]
-        keyed += [(line, 1, i, included) for i, (line, included) in enumerate(pre.includes)]
-        keyed.sort(key=lambda k: k[:3])
-        return [item for *_, group in keyed for item in group]
+        return _place(items, [_Included(line, group) for line, group in pre.includes])
 
     def include(self, base: str, name: str, span: Span, angle: bool = False) -> list:
         """Read the included file ``name``: ``"name"`` relative to the including
@@ -178,7 +177,7 @@ class _Loader:
             try:
                 items = lark.parse(text)
                 if facts:
-                    items = _merge_facts(items, facts)
+                    items = _place(items, facts)
                 return items
             except ParseError as e:  # raised by a callback: a span, no offset
                 span = e.diagnostics[0].span
@@ -196,27 +195,49 @@ class _Loader:
                 callbacks.depth = {}
 
 
-def _merge_facts(items: list, facts: list) -> list:
-    """``items`` with ``facts`` (read on their own lines) put back by line: a fact
-    within the braces of a top-level component among that component's items."""
-    components = [i for i, item in enumerate(items) if isinstance(item, Component)]
-    if not components:
-        return list(heapq.merge(items, facts, key=lambda i: i.span.line))
-    starts = [items[i].span.line for i in components]
-    inside: dict[int, list] = {}
-    outside = []
-    for fact in facts:
-        k = bisect.bisect_right(starts, fact.span.line) - 1
-        span = items[components[k]].span if k >= 0 else None
-        if span is not None and span.line < fact.span.line < span.end_line:
-            inside.setdefault(components[k], []).append(fact)
+class _Included(NamedTuple):
+    """The items of an ``#include`` on ``line``."""
+
+    line: int
+    items: list
+
+
+def _line(node) -> int:
+    return node.line if isinstance(node, _Included) else node.span.line
+
+
+def _place(items: list, extra: list, depth: int = 0) -> list:
+    """``items`` (in line order) with ``extra`` (in line order: facts read on
+    their own lines, :class:`_Included` items) put at their lines: among the
+    items of the component whose braces hold the line, else among ``items``
+    (after an item on the same line). Components nested deeper than expansion
+    accepts (an error there) keep what they would hold at that depth."""
+    components = [i for i, item in enumerate(items) if isinstance(item, Component)] \
+        if depth < MAX_COMPONENT_DEPTH else []
+    outside = extra
+    if components:
+        starts = [items[i].span.line for i in components]
+        inside: dict[int, list] = {}
+        outside = []
+        for node in extra:
+            line = _line(node)
+            k = bisect.bisect_right(starts, line) - 1
+            span = items[components[k]].span if k >= 0 else None
+            if span is not None and span.line < line < span.end_line:
+                inside.setdefault(components[k], []).append(node)
+            else:
+                outside.append(node)
+        items = list(items)
+        for i, own in inside.items():
+            placed = _place(list(items[i].items), own, depth + 1)
+            items[i] = dataclasses.replace(items[i], items=tuple(placed))
+    out: list = []
+    for node in heapq.merge(items, outside, key=_line):   # stable: items first
+        if isinstance(node, _Included):
+            out.extend(node.items)
         else:
-            outside.append(fact)
-    items = list(items)
-    for i, own in inside.items():
-        merged = heapq.merge(items[i].items, own, key=lambda i: i.span.line)
-        items[i] = dataclasses.replace(items[i], items=tuple(merged))
-    return list(heapq.merge(items, outside, key=lambda i: i.span.line))
+            out.append(node)
+    return out
 
 
 class _SyntaxError(Exception):

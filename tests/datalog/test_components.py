@@ -328,3 +328,21 @@ def test_facts_read_on_their_own_lines_stay_in_their_component(monkeypatch):
         [(f.atom.relation, f.span) for f in slow.facts]
     assert sorted(f.atom.args[0].value for f in fast.facts if f.atom.relation == "a.r") == \
         [1, 2, 3, 4, 5, 6]
+
+
+def test_an_include_inside_a_component_belongs_to_it(tmp_path):
+    """``#include`` is textual in Soufflé: the included clauses are the
+    component's own (Doop-style programs assemble components this way)."""
+    (tmp_path / "body.dl").write_text(
+        ".decl edge(x: number, y: number)\nedge(1, 2).\n.decl reach(x: number, y: number)\n"
+        "reach(x, y) :- edge(x, y).\nreach(x, z) :- reach(x, y), edge(y, z).\n")
+    (tmp_path / "main.dl").write_text(
+        '.comp Graph {\n  .comp Inner {\n#include "body.dl"\n  }\n  .init in = Inner\n}\n'
+        ".init g = Graph\n.init h = Graph\nh.in.edge(2, 3).\n")
+    session = datalog.Program.from_file(tmp_path / "main.dl").session()
+    assert session.query("g.in.reach") == {(1, 2)}
+    assert session.query("h.in.reach") == {(1, 2), (2, 3), (1, 3)}
+    (tmp_path / "body.dl").write_text('.decl r(x: number)\nr("a").\n')
+    with pytest.raises(datalog.DatalogError) as error:
+        datalog.Program.from_file(tmp_path / "main.dl")
+    assert str(error.value).startswith(f"{tmp_path / 'body.dl'}:2:3: error:")
