@@ -143,6 +143,18 @@ DOCUMENTED = {
         .init text = Typed<symbol>
         text.box.item("x").
         """, {"text.box.item": {("x",)}}),
+    "a_relation_filled_by_the_consumer": ("""
+        .comp Reachability {
+            .decl edge(u: number, v: number)
+            .decl reach(u: number, v: number)
+            reach(u, v) :- edge(u, v).
+            reach(u, w) :- reach(u, v), edge(v, w).
+        }
+        .decl road(a: number, b: number)
+        road(1, 2). road(2, 3).
+        .init net = Reachability
+        net.edge(a, b) :- road(a, b).
+        """, {"net.reach": {(1, 2), (2, 3), (1, 3)}}),
     "an_instance_type_named_outside": ("""
         .comp Ids {
             .type id <: number
