@@ -26,8 +26,11 @@ HISTORY_FILE = ".datalog_history"
 #: On a terminal, an output longer than this many rows shows its first ones and
 #: a count (`:more` shows all; `:limit` changes it).
 TERMINAL_LIMIT = 50
-DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma")
-_WORD = re.compile(r"[.:]?[A-Za-z_?][\w?]*$|[.:]$")
+DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".pragma", ".comp",
+              ".init", ".override", ".functor", ".limitsize")
+# A word being typed: a command, a directive or a relation name, qualified
+# (`roads.re`, `roads.`) when it names a relation of a component instance.
+_WORD = re.compile(r"[.:]?[A-Za-z_?][\w?]*(?:\.[A-Za-z_?][\w?]*)*\.?$|[.:]$")
 _PATH_COMMAND = re.compile(r"^\s*:(load|save)\s+(\S*)$")
 
 
@@ -151,6 +154,10 @@ def candidates(repl: Repl, before_cursor: str) -> tuple[str, list[str]]:
     (':du', [':dump'])
     >>> candidates(R(), ":dump e")
     ('e', ['edge'])
+    >>> class C:
+    ...     def relation_names(self): return ["roads.edge", "roads.reach", "round_trip"]
+    >>> candidates(C(), "?- roads.re"), candidates(C(), "ro")[1]
+    (('roads.re', ['roads.reach']), ['roads.edge', 'roads.reach', 'round_trip'])
     """
     match = _WORD.search(before_cursor)
     word = match.group(0) if match else ""

@@ -12,6 +12,8 @@ Takes program text (a file with its ``#include`` s, or a string) and gives a
   :mod:`~datalog.syntax.parser`: lark's LALR parser and the parse entry points;
 - :mod:`~datalog.syntax.builder`: the parse tree -> frozen AST nodes;
 - :mod:`~datalog.syntax.fastfacts`: plain fact lines, without the LALR parser;
+- :mod:`~datalog.syntax.components`: ``.comp``/``.init`` expanded into a flat
+  module (relations of instances named ``c.r``), so no later stage sees them;
 - :mod:`~datalog.syntax.messages`: lark's errors in words;
 - :mod:`~datalog.syntax.ast`: the nodes;
 - :mod:`~datalog.syntax.terms`: walking them (subterms, variables, aggregates;

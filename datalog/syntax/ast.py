@@ -287,3 +287,49 @@ class Module:
             if directive.kind == kind:
                 names.extend(n for n in directive.relations if n not in names)
         return names
+
+
+# ---------------------------------------------------------------- components
+# Parsed, then expanded away by :mod:`datalog.syntax.components`: a :class:`Module`
+# never holds them.
+
+
+@dataclass(frozen=True)
+class ComponentType:
+    """``Name`` or ``Name<A, B>``: a component named with its type arguments."""
+
+    name: str
+    args: tuple[str, ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Component:
+    """``.comp Name<T, ...> : Base<T>, ... { items }``. ``params`` are the formal
+    type parameters; ``items`` are declarations, directives, clauses, nested
+    components, instantiations and overrides, in source order."""
+
+    name: str
+    params: tuple[str, ...]
+    bases: tuple[ComponentType, ...]
+    items: tuple
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class ComponentInit:
+    """``.init name = Component<args>``: an instance; its relations are named
+    ``name.relation``."""
+
+    name: str
+    component: ComponentType
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Override:
+    """``.override r`` in a component: the rules and facts its base components
+    give the ``overridable`` relation ``r`` are dropped."""
+
+    relation: str
+    span: Span = field(compare=False)

@@ -29,12 +29,16 @@ from datalog.syntax.ast import (
     Attribute,
     BinaryOp,
     Comparison,
+    Component,
+    ComponentInit,
+    ComponentType,
     Constant,
     Directive,
     Fact,
     Functor,
     FunctorDecl,
     Negation,
+    Override,
     Plan,
     Pragma,
     RelationDecl,
@@ -157,6 +161,22 @@ class Callbacks:
             else:
                 out.append(item)
         return out
+
+    def component(self, keyword, *rest):
+        types = [t for t in rest if isinstance(t, ComponentType)]
+        items = self.start(*rest[len(types) + 1:-1])
+        return Component(types[0].name, types[0].args, tuple(types[1:]), tuple(items),
+                         self.span(keyword, rest[-1]))
+
+    def comp_type(self, name, *rest):
+        args = tuple(str(t) for t in rest if t is not None and t.type == "NAME")
+        return ComponentType(str(name), args, self.span(name, rest[-1] if rest[-1] else name))
+
+    def comp_init(self, keyword, name, _eq, component):
+        return ComponentInit(str(name), component, self.span(keyword, component))
+
+    def comp_override(self, keyword, name):
+        return Override(str(name), self.span(keyword, name))
 
     def decl(self, keyword, *rest):
         # .decl a, b(x: number) declares a and b alike (Soufflé's shorthand); the

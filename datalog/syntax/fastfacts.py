@@ -4,18 +4,20 @@ Large programs are mostly facts (``edge(1, 2).``, one per line). The LALR parser
 spends some ten microseconds per token on them; a regular expression recognises
 such a line as a whole and builds the same :class:`Fact` (same values, same
 spans) in a fraction of that. :func:`split_facts` takes those lines out of the
-text (leaving them empty, so every other line keeps its number) and returns them
-as facts; everything else goes to the grammar as before.
+text (leaving blanks, so every other character keeps its line, column and
+offset) and returns them as facts; everything else goes to the grammar as before.
 
 A line is taken only when it certainly holds one whole fact: it starts after a
 clause has ended (the previous significant character is the ``.`` that ends a
 clause, or it is the first line), outside a block comment, is not changed by a
 macro, and its arguments are plain literals (numbers, possibly negative, and
-strings).
+strings). The relation may be qualified (``c.r(1).``). A fact between the
+clauses of a component (``.comp C { ... }``) is taken too: the parser puts it
+back among the component's items by its line.
 
 >>> text, facts = split_facts('e(1, -2).\\ne("a", 0x10).\\np(x) :- e(x, _).', "f.dl", {})
->>> text
-'\\n\\np(x) :- e(x, _).'
+>>> text.split("\\n")
+['         ', '             ', 'p(x) :- e(x, _).']
 >>> [[a.value for a in f.atom.args] for f in facts], str(facts[1].span)
 ([[1, -2], ['a', 16]], 'f.dl:2:1')
 """
@@ -31,8 +33,9 @@ _NUMBER = (r"0[xX][0-9a-fA-F]+u?|0[bB][01]+u?|[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?
            r"|[0-9]+[eE][+-]?[0-9]+|[0-9]+u?")
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _ARG = rf"(?:-?(?:{_NUMBER})|{_STRING})"
+_NAME = r"[A-Za-z_?][\w?]*(?:\.[A-Za-z_?][\w?]*)*"
 _FACT = re.compile(
-    rf"[ \t]*([A-Za-z_?][\w?]*)[ \t]*\([ \t]*({_ARG}(?:[ \t]*,[ \t]*{_ARG})*)?[ \t]*\)"
+    rf"[ \t]*({_NAME})[ \t]*\([ \t]*({_ARG}(?:[ \t]*,[ \t]*{_ARG})*)?[ \t]*\)"
     rf"[ \t]*\.[ \t]*(?://.*)?$")
 _ARGS = re.compile(rf"({_ARG})")
 _PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//.*|/\*|\*/|\S')
@@ -131,7 +134,7 @@ def split_facts(text: str, path: str, columns: dict) -> tuple[str, list[Fact]]:
             fact = _fact(line, number, path)
             if fact is not None:
                 facts.append(fact)
-                lines[index] = ""
+                lines[index] = " " * len(line)   # offsets stay those of the text
                 continue
         in_comment, last = _scan(line, in_comment, last)
     if not facts:

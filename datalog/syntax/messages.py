@@ -19,19 +19,22 @@ from datalog.errors import DatalogError
 
 # Terminal names grouped into what a user would call them; a group is named when
 # the parser accepts any of its starting terminals.
-_ITEM_START = {"DECL", "TYPE", "LEGACY_TYPE", "IO", "PRAGMA", "PLAN", "FUNCTOR"}
-_TERM_START = {"NAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR"}
+_ITEM_START = {"DECL", "TYPE", "LEGACY_TYPE", "IO", "PRAGMA", "PLAN", "FUNCTOR", "COMP",
+               "INIT", "OVERRIDE"}
+_TERM_START = {"NAME", "QNAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR"}
 _NAMES = {
-    "NAME": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
+    "NAME": "a name", "QNAME": "a qualified name", "INT": "a number", "FLOAT": "a number",
+    "STRING": "a string",
     "AGGREGATOR": "an aggregate", "QUALIFIER": "a qualifier", "DECL": "`.decl`",
     "TYPE": "`.type`", "IO": "`.input`/`.output`", "PRAGMA": "`.pragma`",
-    "PLAN": "`.plan`", "LEGACY_TYPE": "`.number_type`", "INFIX": "an operator",
+    "PLAN": "`.plan`", "COMP": "`.comp`", "INIT": "`.init`", "OVERRIDE": "`.override`",
+    "LEGACY_TYPE": "`.number_type`", "INFIX": "an operator",
     "CMP": "a comparison", "PREFIX": "`-`", "DOT": "`.`", "FUNCTOR": "`.functor`",
     "STATEFUL": "`stateful`",
     "$END": "end of file",
 }
 _DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".limitsize",
-               ".functor", ".pragma", ".plan")
+               ".functor", ".pragma", ".plan", ".comp", ".init", ".override")
 
 
 def _terminal_text(lark: Lark, name: str) -> str:
@@ -51,7 +54,7 @@ def _expected_text(lark: Lark, expected: set[str]) -> str:
     words: list[str] = []
     if names & _ITEM_START and "NAME" in names:
         words.append("a declaration, a directive, a fact or a rule")
-        names -= _ITEM_START | {"NAME"}
+        names -= _ITEM_START | {"NAME", "QNAME"}
     if len(names & _TERM_START) >= 4:
         if "BANG" in names:
             words.append("a literal (an atom, a negated atom or a comparison)")
@@ -154,7 +157,7 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
     if rest.startswith("/*"):
         return ("unterminated comment", "a `/*` comment ends with `*/`",
                 (line, column, column + 2))
-    special = _special(rest, line, column)
+    special = _qualified(text, pos, line, column) or _special(rest, line, column)
     if special is not None:
         return special
     char = rest[:1] or " "
@@ -175,6 +178,25 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
     return message, hint, (line, column, column + 1)
 
 
+def _qualified(text: str, pos: int, line: int, column: int):
+    """A dotted name where only a plain one fits (``.decl a.b(...)``, a variable
+    ``x.y``): qualified names name the relations of component instances."""
+    name = re.match(r"\.[A-Za-z_?][\w?]*", text[pos:])
+    before = re.search(r"[A-Za-z_?][\w?]*$", text[:pos])
+    if name is None or before is None or name.group(0)[1:] in _KEYWORDS:
+        return None
+    whole = before.group(0) + name.group(0)
+    return (f"a qualified name (`{whole}`) cannot stand here",
+            "a dotted name is a relation (or type) of a component instance, used in atoms "
+            "and directives; declare it inside a `.comp` and instantiate it with `.init`",
+            (line, column - len(before.group(0)), column + len(name.group(0))))
+
+
+#: Words after a `.` that start a directive rather than continue a name.
+_KEYWORDS = {d[1:] for d in _DIRECTIVES} | {"number_type", "symbol_type", "functor",
+                                            "limitsize"}
+
+
 def _special(rest: str, line: int, column: int):
     """Errors recognised from the text itself: unterminated comments, unknown
     directives."""
@@ -185,8 +207,6 @@ def _special(rest: str, line: int, column: int):
     if m and m.group(0) not in _DIRECTIVES:
         word = m.group(0)
         hint = "the dialect's directives are " + ", ".join(f"`{d}`" for d in _DIRECTIVES)
-        if word in (".comp", ".init", ".override"):
-            hint = f"`{word}` is not supported by this engine"
         return (f"unknown directive `{word}`", hint, (line, column, column + len(word)))
     return None
 
@@ -200,7 +220,8 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
     at_end = token.type == "$END"
     kind = token.type
     if not at_end and token.start_pos is not None:
-        special = _special(text[token.start_pos:], token.line, token.column)
+        special = _qualified(text, token.start_pos, token.line, token.column) or \
+            _special(text[token.start_pos:], token.line, token.column)
         if special is not None:
             return special
     prev = _previous_token(lark, text, len(text) if at_end else token.start_pos)
@@ -238,6 +259,11 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
         hint = "is a `}` missing?"
     elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
+    elif "RANGLE" in expected and kind in ("LANGLE", "CMP") and str(token) == "<":
+        before = re.search(r"([A-Za-z_?][\w?]*)\s*$", text[:token.start_pos])
+        inner = before.group(1) if before else "C"
+        hint = (f"a type argument is one name: declare `.comp My{inner} : {inner}<...> {{ }}` "
+                f"and pass `My{inner}`")
     elif kind == "IF" and prev is not None and prev.type == "RPAR":
         hint = "a rule has one `:-`; is a `.` missing before it?"
     elif "COLON" in expected and not at_end and re.search(

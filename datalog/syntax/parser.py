@@ -28,12 +28,15 @@ hint: is the `.` at the end of the last clause missing?
 """
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import heapq
 import os
 import re
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken
@@ -41,6 +44,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import (
     Atom,
+    Component,
     Directive,
     Fact,
     FunctorDecl,
@@ -54,6 +58,9 @@ from datalog.syntax.ast import (
     Wildcard,
 )
 from datalog.syntax.builder import MAX_ALTERNATIVES, MAX_DEPTH, Callbacks, Transformer
+from datalog.syntax.components import MAX_DEPTH as MAX_COMPONENT_DEPTH
+from datalog.syntax.components import expand as expand_components
+from datalog.syntax.components import has_components
 from datalog.syntax.fastfacts import split_facts
 from datalog.syntax.messages import describe_syntax_error
 from datalog.syntax.preprocess import ColumnMap, Macro, predefined, preprocess
@@ -106,10 +113,7 @@ class _Loader:
             self.stack.pop()
         if not pre.includes:
             return items
-        keyed = [(item.span.line, 0, i, [item]) for i, item in enumerate(items)]
-        keyed += [(line, 1, i, included) for i, (line, included) in enumerate(pre.includes)]
-        keyed.sort(key=lambda k: k[:3])
-        return [item for *_, group in keyed for item in group]
+        return _place(items, [_Included(line, group) for line, group in pre.includes])
 
     def include(self, base: str, name: str, span: Span, angle: bool = False) -> list:
         """Read the included file ``name``: ``"name"`` relative to the including
@@ -174,7 +178,7 @@ class _Loader:
             try:
                 items = lark.parse(text)
                 if facts:
-                    items = list(heapq.merge(items, facts, key=lambda i: i.span.line))
+                    items = _place(items, facts)
                 return items
             except ParseError as e:  # raised by a callback: a span, no offset
                 span = e.diagnostics[0].span
@@ -192,6 +196,51 @@ class _Loader:
                 callbacks.depth = {}
 
 
+class _Included(NamedTuple):
+    """The items of an ``#include`` on ``line``."""
+
+    line: int
+    items: list
+
+
+def _line(node) -> int:
+    return node.line if isinstance(node, _Included) else node.span.line
+
+
+def _place(items: list, extra: list, depth: int = 0) -> list:
+    """``items`` (in line order) with ``extra`` (in line order: facts read on
+    their own lines, :class:`_Included` items) put at their lines: among the
+    items of the component whose braces hold the line, else among ``items``
+    (after an item on the same line). Components nested deeper than expansion
+    accepts (an error there) keep what they would hold at that depth."""
+    components = [i for i, item in enumerate(items) if isinstance(item, Component)] \
+        if depth < MAX_COMPONENT_DEPTH else []
+    outside = extra
+    if components:
+        starts = [items[i].span.line for i in components]
+        inside: dict[int, list] = {}
+        outside = []
+        for node in extra:
+            line = _line(node)
+            k = bisect.bisect_right(starts, line) - 1
+            span = items[components[k]].span if k >= 0 else None
+            if span is not None and span.line < line < span.end_line:
+                inside.setdefault(components[k], []).append(node)
+            else:
+                outside.append(node)
+        items = list(items)
+        for i, own in inside.items():
+            placed = _place(list(items[i].items), own, depth + 1)
+            items[i] = dataclasses.replace(items[i], items=tuple(placed))
+    out: list = []
+    for node in heapq.merge(items, outside, key=_line):   # stable: items first
+        if isinstance(node, _Included):
+            out.extend(node.items)
+        else:
+            out.append(node)
+    return out
+
+
 class _SyntaxError(Exception):
     """One syntax error and the offset in the text where it was found."""
 
@@ -206,7 +255,8 @@ _BLANK = re.compile(r"[^\n]")
 # lone `.` ends a clause.
 _CLAUSE_PIECES = re.compile(
     r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|[0-9]+\.[0-9]+'
-    r"|(?P<directive>\.(?:decl|type|input|output|printsize|pragma|plan|number_type|symbol_type)\b)"
+    r"|(?P<directive>\.(?:decl|type|input|output|printsize|pragma|plan|number_type|symbol_type"
+    r"|comp|init|override)\b)"
     r"|\.[A-Za-z_]\w*"
     r'|[^".\/0-9]+|.', re.DOTALL)
 
@@ -250,6 +300,8 @@ def _syntax_error(e: UnexpectedInput, text: str, path: str, columns, lark: Lark,
 
 
 def _assemble(items: list, sources: dict[str, str]) -> Module:
+    if has_components(items):
+        items = expand_components(items, sources)
     kinds: dict[type, list] = {TypeDecl: [], RelationDecl: [], Directive: [], Fact: [],
                                Rule: [], Pragma: [], Plan: [], FunctorDecl: []}
     for item in items:
@@ -290,7 +342,7 @@ def parse_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None =
 # Strings, comments and other characters of a query: a `.` is added after the last
 # significant one unless it is a `.` or the query starts with one (a directive).
 _QUERY_PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|\S', re.DOTALL)
-_BARE_NAME = re.compile(r"\s*([_a-zA-Z?][_a-zA-Z0-9?]*)\s*\.?\s*")
+_BARE_NAME = re.compile(r"\s*([_a-zA-Z?][_a-zA-Z0-9?]*(?:\.[_a-zA-Z?][_a-zA-Z0-9?]*)*)\s*\.?\s*")
 
 
 def parse_query(text: str, path: str = "<query>", columns: Mapping[str, tuple] | None = None,

@@ -144,5 +144,8 @@ def _check_fact(fact: Fact) -> list[Diagnostic]:
 
 def undefined_relation(name: str, declared: list[str], span: Span) -> Diagnostic:
     """``name`` is not a declared relation (one of ``declared``)."""
-    hint = did_you_mean(name, declared) or f"declare it with `.decl {name}(...)`"
+    instance, _, relation = name.rpartition(".")
+    fix = (f"declare `{relation}` in the component `{instance}` instantiates" if instance
+           else f"declare it with `.decl {name}(...)`")
+    hint = did_you_mean(name, declared) or fix
     return Diagnostic("error", f"undefined relation `{name}`", span, hint=hint)
