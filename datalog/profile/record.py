@@ -1,0 +1,279 @@
+"""Recording a profile of a run: the engine's per-node figures
+(:mod:`engine.profile`) told in the program's words (strata, rules, relations),
+as one JSON document (``datalog run -p prof.json``).
+
+The document (``"format": "datalog-profile"``, ``"version": 1``):
+
+- ``program``, ``seconds`` (the whole run), ``phases`` (``[name, seconds]``:
+  reading the inputs and compiling, evaluating, writing the outputs),
+  ``peak_memory_kb`` (the process's peak resident memory), ``relations``
+  (name -> rows at the end);
+- ``strata``: in evaluation order, each with ``index``, ``relations``,
+  ``recursive``, ``seconds`` and, for a recursive one, ``iterations``: one
+  record per epoch and iteration with ``seconds``, ``tuples_in`` (rows entering
+  its rules), ``tuples_out`` (rows its distinct operators emitted: new tuples),
+  ``trace_rows`` (rows appended to its traces) and ``peak_memory_kb``;
+- ``rules``: one entry per rule (its source text), and one per relation-level
+  operator group (``path: distinct``, ``edge: index by (0,)``: the union,
+  deduplication and indexes a relation's rules share), with ``relation``,
+  ``stratum``, ``seconds``, ``calls``, ``tuples_in``, ``tuples_out``,
+  ``trace_rows`` (rows in its traces at the end), ``where`` (file:line) and
+  ``iterations`` (``[epoch, iteration, seconds, tuples in, tuples out]``);
+- ``nodes``: every evaluated node of the circuit: ``id`` (its global id, as
+  ``datalog plan`` prints it), ``kind``, ``what``, ``label``, ``rule`` (the
+  entry of ``rules`` it belongs to), ``stratum``, ``seconds``, ``calls``,
+  ``tuples_in``, ``tuples_out``, ``trace_rows``, ``inputs`` and ``reads``
+  (node ids), ``fused`` (labels of the nodes fused into it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from time import perf_counter
+
+from engine.node import ChildNode, Node
+from engine.operators.distinct import DistinctNode, DistinctTraceNode
+from engine.operators.join import TraceNode
+from engine.operators.linear import LinearNode, PlusNode
+from engine.profile import Profiler, peak_memory_kb
+
+FORMAT = "datalog-profile"
+VERSION = 1
+
+_AGGREGATE_LABEL = re.compile(r"(?:count|sum|min|max|mean) \[(.*)\]", re.S)
+
+
+class Recording:
+    """A profile being recorded: create it before the session, ``attach`` it to
+    the session's circuit before the first epoch, ``mark`` the end of each
+    phase, then ``document()`` (or ``write(path)``)."""
+
+    def __init__(self, program):
+        self.program = program
+        self.start = self.last = perf_counter()
+        self.phases: list[list] = []
+        self.profiler: Profiler | None = None
+        self.compiled = None
+        self.sizes: dict[str, int] = {}
+
+    def attach(self, compiled) -> None:
+        """Profile ``compiled`` (a CompiledProgram) from its next epoch on."""
+        self.compiled = compiled
+        self.profiler = Profiler(compiled.circuit).attach()
+        self.mark("read inputs, compile")
+
+    def mark(self, phase: str) -> None:
+        """The phase ``phase`` ended now."""
+        now = perf_counter()
+        self.phases.append([phase, now - self.last])
+        self.last = now
+
+    def finish(self, session) -> None:
+        """Note the relations' sizes and take the proxies out of the circuit."""
+        self.sizes = {name: session.size(name) for name in self.program.plan.relations}
+        if self.profiler is not None:
+            self.profiler.detach()
+
+    def write(self, path: str | os.PathLike) -> None:
+        from datalog.errors import DatalogError
+
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(self.document(), f, indent=1)
+                f.write("\n")
+        except OSError as error:
+            raise DatalogError(f"cannot write the profile {os.fspath(path)}: "
+                               f"{error.strerror}") from None
+
+    # ------------------------------------------------------------ the document
+
+    def document(self) -> dict:
+        plan = self.program.plan
+        stratum_of = {name: k for k, s in enumerate(plan.strata) for name in s.relations}
+        rules = {rule.label: rule for rule in plan.rules()}
+        stats = self.profiler.stats
+        children = {n.child: n for n in stats if isinstance(n, ChildNode)}
+        consumers: dict[Node, list[Node]] = {n: [] for n in stats}
+        for node in stats:
+            for other in node.inputs:
+                if other in consumers:
+                    consumers[other].append(node)
+
+        owner: dict[Node, str] = {}
+        relation: dict[Node, str | None] = {}
+        for node in stats:
+            labels = [node.label] + [n.label for n in stats[node].absorbed]
+            rule = next((r for r in map(_rule_of_label, labels) if r in rules), None)
+            if rule is None and isinstance(node, TraceNode):
+                rule = next((r for r in map(_rule_of_label, _labels(node.inputs[0], stats))
+                             if r in rules), None)
+            if rule is not None:
+                owner[node] = rule
+                relation[node] = rules[rule].relation
+            else:
+                relation[node] = _relation_of(node, plan.relations)
+                owner[node] = f"{relation[node] or '?'}: {_what(node)}"
+
+        def stratum(node: Node) -> int | None:
+            circuit = node.circuit
+            if circuit.nested:
+                return next((k for k, s in enumerate(plan.strata)
+                             if ", ".join(s.relations) == circuit.label), None)
+            return stratum_of.get(relation[node])
+
+        nodes, groups = [], {}
+        for node, entry in stats.items():
+            seconds, tuples_in, tuples_out, calls, appended = entry.totals()
+            trace_rows = _trace_rows(node)
+            record = {
+                "id": _gid(node), "kind": node.kind, "what": _what(node),
+                "label": node.label, "rule": owner[node], "stratum": stratum(node),
+                "seconds": seconds, "calls": calls, "tuples_in": tuples_in,
+                "tuples_out": tuples_out, "appended": appended, "trace_rows": trace_rows,
+                "inputs": [_gid(n) for n in node.inputs if n in stats],
+                "reads": [_gid(n) for n in node.reads if n in stats],
+                "fused": [n.label or _what(n) for n in entry.absorbed],
+            }
+            if isinstance(node, ChildNode):
+                record["child"] = node.child.label
+            nodes.append(record)
+            if isinstance(node, ChildNode) or node.kind in ("source", "sink"):
+                continue  # a child's time is its nodes'; sources and sinks do nothing
+            name = owner[node]
+            group = groups.get(name)
+            if group is None:
+                rule = rules.get(name)
+                group = groups[name] = {
+                    "name": name, "kind": "rule" if rule else "relation",
+                    "relation": relation[node], "stratum": record["stratum"],
+                    "where": str(rule.span) if rule is not None and rule.span else None,
+                    "seconds": 0.0, "calls": 0, "tuples_in": 0, "tuples_out": 0,
+                    "trace_rows": 0, "nodes": [], "by_time": {}}
+            group["seconds"] += seconds
+            group["calls"] += calls
+            group["trace_rows"] += trace_rows or 0
+            group["nodes"].append(record["id"])
+            inside = [n for n in node.inputs if owner.get(n) == name]
+            outside = [n for n in consumers[node] if owner.get(n) != name]
+            for time, (sec, t_in, t_out, _, _) in entry.by_time.items():
+                cell = group["by_time"].setdefault(time, [0.0, 0, 0])
+                cell[0] += sec
+                if not inside:
+                    cell[1] += t_in
+                if outside or not consumers[node]:
+                    cell[2] += t_out
+            if not inside:
+                group["tuples_in"] += tuples_in
+            if outside or not consumers[node]:
+                group["tuples_out"] += tuples_out
+        rule_list = []
+        for group in groups.values():
+            by_time = group.pop("by_time")
+            group["iterations"] = [[e, i, *cell] for (e, i), cell in sorted(by_time.items())]
+            rule_list.append(group)
+        rule_list.sort(key=lambda g: -g["seconds"])
+
+        strata = []
+        for k, s in enumerate(plan.strata):
+            record = {"index": k, "relations": list(s.relations), "recursive": s.recursive,
+                      "rules": len(s.rules), "seconds": 0.0, "iterations": []}
+            child = next((c for c in children if c.label == ", ".join(s.relations)), None) \
+                if s.recursive else None
+            if child is not None:
+                record["seconds"] = stats[children[child]].totals()[0]
+                record["iterations"] = _iterations(child, stats, self.profiler, owner, rules)
+            else:
+                record["seconds"] = sum(g["seconds"] for g in rule_list if g["stratum"] == k)
+            strata.append(record)
+
+        total = sum(seconds for _, seconds in self.phases)
+        return {
+            "format": FORMAT, "version": VERSION,
+            "program": self.program.path,
+            "seconds": total, "phases": self.phases, "peak_memory_kb": peak_memory_kb(),
+            "epochs": self.compiled.circuit.epoch,
+            "relations": self.sizes, "strata": strata, "rules": rule_list, "nodes": nodes,
+        }
+
+
+def _iterations(child, stats, profiler, owner, rules) -> list[dict]:
+    """One record per (epoch, iteration) of a child circuit."""
+    records = {}
+    for epoch, i, seconds, peak in profiler.iterations.get(child, []):
+        records[(epoch, i)] = {"epoch": epoch, "iteration": i, "seconds": seconds,
+                               "tuples_in": 0, "tuples_out": 0, "trace_rows": 0,
+                               "peak_memory_kb": peak}
+    for node in child.nodes:
+        entry = stats.get(node)
+        if entry is None:
+            continue
+        rule_input = owner[node] in rules and not any(
+            owner.get(n) == owner[node] for n in node.inputs)
+        for (epoch, i), (_, t_in, t_out, _, appended) in entry.by_time.items():
+            record = records.get((epoch, i))
+            if record is None:
+                continue
+            if rule_input:
+                record["tuples_in"] += t_in
+            if isinstance(node, DistinctTraceNode):
+                record["tuples_out"] += t_out
+            record["trace_rows"] += appended
+    return [records[k] for k in sorted(records)]
+
+
+def _rule_of_label(label: str) -> str:
+    """The rule text a compiler label names: ``<rule>  [what]`` or ``<kind> [<rule>]``."""
+    found = _AGGREGATE_LABEL.fullmatch(label)
+    if found:
+        return found.group(1)
+    return label.rsplit("  [", 1)[0]
+
+
+def _labels(node: Node, stats) -> list[str]:
+    entry = stats.get(node)
+    return [node.label] + ([n.label for n in entry.absorbed] if entry else [])
+
+
+def _relation_of(node: Node, relations, depth: int = 0) -> str | None:
+    """The relation a node that serves no one rule works for: its own label, or
+    that of the node it reads."""
+    name = getattr(node, "name", None) or node.label.split(" where ")[0]
+    if name in relations:
+        return name
+    upstream = node.inputs[:1] or node.reads[:1]
+    if upstream and depth < 8:
+        return _relation_of(upstream[0], relations, depth + 1)
+    return None
+
+
+def _what(node: Node) -> str:
+    """A node's operation in a few words."""
+    if node.kind != "operator":
+        return node.kind
+    if isinstance(node, TraceNode):
+        return "index by " + node.describe_args().removeprefix("trace index_by")
+    if isinstance(node, (DistinctNode, DistinctTraceNode)):
+        return "distinct"
+    if isinstance(node, PlusNode):
+        return "union"
+    if isinstance(node, LinearNode):
+        stages = [kind for kind, _ in node.stages]
+        return " + ".join(dict.fromkeys(stages)) + (" + index" if node.index else "")
+    return node.describe_args() or type(node).__name__.removesuffix("Node").lower()
+
+
+def _trace_rows(node: Node) -> int | None:
+    """Rows in the node's trace (appended ones for a join's index), if it has one."""
+    appended = getattr(node, "appended", None)
+    if isinstance(appended, int):
+        return appended
+    trace = getattr(node, "trace", None)
+    if trace is not None and hasattr(trace, "size"):
+        return trace.size()
+    return None
+
+
+def _gid(node: Node) -> str:
+    return ".".join(map(str, node.global_id))
