@@ -285,7 +285,7 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
     if profile is not None:
         from datalog.profile import Recording
 
-        recording = Recording(program)
+        recording = Recording(program, profile)
     session = Session(program, fact_dir, max_iterations=max_iterations,
                       spill_threshold=spill_threshold, _profile=recording)
     if recording is not None:

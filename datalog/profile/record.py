@@ -50,7 +50,14 @@ class Recording:
     the session's circuit before the first epoch, ``mark`` the end of each
     phase, then ``document()`` (or ``write(path)``)."""
 
-    def __init__(self, program):
+    def __init__(self, program, path: str | os.PathLike | None = None):
+        if path is not None:  # fail before the run, not after it wrote its outputs
+            from datalog.errors import DatalogError
+
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder) or os.path.isdir(path):
+                why = "it is a folder" if os.path.isdir(path) else f"no folder {folder}"
+                raise DatalogError(f"cannot write the profile {os.fspath(path)}: {why}")
         self.program = program
         self.start = self.last = perf_counter()
         self.phases: list[list] = []
@@ -101,20 +108,32 @@ class Recording:
                 if other in consumers:
                     consumers[other].append(node)
 
+        rule_of: dict[Node, str | None] = {}
+        for node in stats:
+            labels = _labels(node, stats)
+            if isinstance(node, TraceNode):  # the index of a rule's intermediate rows
+                labels += _labels(node.inputs[0], stats)
+            rule_of[node] = next((r for r in map(_rule_of_label, labels) if r in rules), None)
+        readers: dict[Node, list[Node]] = {n: [] for n in stats}
+        for node in stats:
+            for other in node.inputs + node.reads:
+                if other in readers:
+                    readers[other].append(node)
         owner: dict[Node, str] = {}
         relation: dict[Node, str | None] = {}
         for node in stats:
-            labels = [node.label] + [n.label for n in stats[node].absorbed]
-            rule = next((r for r in map(_rule_of_label, labels) if r in rules), None)
-            if rule is None and isinstance(node, TraceNode):
-                rule = next((r for r in map(_rule_of_label, _labels(node.inputs[0], stats))
-                             if r in rules), None)
+            rule = rule_of[node]
+            relation[node] = _relation_of(node, plan.relations)
+            if rule is None and (relation[node] is None or not node.label) \
+                    and not isinstance(node, (PlusNode, TraceNode)) and node.kind == "operator":
+                # unlabelled helpers (an aggregate's seeds and table, a map dropping
+                # join keys) work for the one rule downstream of them
+                rule = _downstream_rule(node, readers, rule_of)
             if rule is not None:
                 owner[node] = rule
                 relation[node] = rules[rule].relation
             else:
-                relation[node] = _relation_of(node, plan.relations)
-                owner[node] = f"{relation[node] or '?'}: {_what(node)}"
+                owner[node] = f"{relation[node] or 'program'}: {_what(node)}"
 
         def stratum(node: Node) -> int | None:
             circuit = node.circuit
@@ -223,6 +242,21 @@ def _iterations(child, stats, profiler, owner, rules) -> list[dict]:
     return [records[k] for k in sorted(records)]
 
 
+def _downstream_rule(node: Node, readers, rule_of) -> str | None:
+    """The one rule the nodes reading ``node`` (transitively) serve, if one."""
+    found, seen, todo = set(), {node}, list(readers[node])
+    while todo and len(seen) < 64:
+        other = todo.pop()
+        if other in seen:
+            continue
+        seen.add(other)
+        if rule_of.get(other) is not None:
+            found.add(rule_of[other])
+        elif other.kind == "operator":
+            todo += readers.get(other, [])
+    return found.pop() if len(found) == 1 else None
+
+
 def _rule_of_label(label: str) -> str:
     """The rule text a compiler label names: ``<rule>  [what]`` or ``<kind> [<rule>]``."""
     found = _AGGREGATE_LABEL.fullmatch(label)
@@ -253,7 +287,9 @@ def _what(node: Node) -> str:
     if node.kind != "operator":
         return node.kind
     if isinstance(node, TraceNode):
-        return "index by " + node.describe_args().removeprefix("trace index_by")
+        args = node.describe_args()
+        return "index by " + (args.removeprefix("trace index_by")
+                              if "index_by" in args else "a computed key")
     if isinstance(node, (DistinctNode, DistinctTraceNode)):
         return "distinct"
     if isinstance(node, PlusNode):
