@@ -17,7 +17,7 @@ The document (``"format": "datalog-profile"``, ``"version": 1``):
   operator group (``path: distinct``, ``edge: index by (0,)``: the union,
   deduplication and indexes a relation's rules share), with ``relation``,
   ``stratum``, ``seconds``, ``calls``, ``tuples_in``, ``tuples_out``,
-  ``trace_rows`` (rows in its traces at the end), ``where`` (file:line) and
+  ``trace_rows`` (rows appended to its traces), ``where`` (file:line) and
   ``iterations`` (``[epoch, iteration, seconds, tuples in, tuples out]``);
 - ``nodes``: every evaluated node of the circuit: ``id`` (its global id, as
   ``datalog plan`` prints it), ``kind``, ``what``, ``label``, ``rule`` (the
@@ -144,8 +144,9 @@ class Recording:
 
         nodes, groups = [], {}
         for node, entry in stats.items():
-            seconds, tuples_in, tuples_out, calls, appended = entry.totals()
-            trace_rows = _trace_rows(node)
+            totals = entry.totals()
+            seconds, tuples_in, tuples_out, calls, appended = totals
+            trace_rows = _trace_rows(node, totals)
             record = {
                 "id": _gid(node), "kind": node.kind, "what": _what(node),
                 "label": node.label, "rule": owner[node], "stratum": stratum(node),
@@ -300,14 +301,16 @@ def _what(node: Node) -> str:
     return node.describe_args() or type(node).__name__.removesuffix("Node").lower()
 
 
-def _trace_rows(node: Node) -> int | None:
-    """Rows in the node's trace (appended ones for a join's index), if it has one."""
-    appended = getattr(node, "appended", None)
-    if isinstance(appended, int):
-        return appended
-    trace = getattr(node, "trace", None)
-    if trace is not None and hasattr(trace, "size"):
-        return trace.size()
+def _trace_rows(node: Node, totals: list) -> int | None:
+    """Rows appended to the node's trace (before compaction), if it keeps one:
+    a join index counts them itself; a distinct appends its input (in a child,
+    as it evaluates; in the root, when the epoch ends)."""
+    if isinstance(node, TraceNode):
+        return node.appended
+    if isinstance(node, DistinctTraceNode):
+        return totals[1]
+    if isinstance(node, DistinctNode):
+        return totals[4]
     return None
 
 
