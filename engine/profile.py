@@ -76,16 +76,20 @@ class NodeStats:
 class _Timed:
     """A node's stand-in in a profiled circuit's evaluation lists."""
 
-    __slots__ = ("node", "label", "stats", "root")
+    __slots__ = ("node", "label", "by_time", "root", "inputs", "indexed", "child")
 
     def __init__(self, node: Node, stats: NodeStats, root):
-        self.node, self.label, self.stats, self.root = node, node.label, stats, root
+        self.node, self.label, self.by_time, self.root = node, node.label, stats.by_time, root
+        # what the size of each input's batch needs, fixed once the circuit is final
+        self.inputs = tuple((n, bool(getattr(n, "indexed", False))) for n in node.inputs)
+        self.indexed = bool(getattr(node, "indexed", False))
+        self.child = isinstance(node, ChildNode)
 
     def _entry(self, i: int) -> list:
         key = (self.root.epoch, i)
-        entry = self.stats.by_time.get(key)
+        entry = self.by_time.get(key)
         if entry is None:
-            entry = self.stats.by_time[key] = [0.0, 0, 0, 0, 0]
+            entry = self.by_time[key] = [0.0, 0, 0, 0, 0]
         return entry
 
     def evaluate(self, i: int) -> None:
@@ -95,8 +99,17 @@ class _Timed:
         seconds = perf_counter() - start
         entry = self._entry(i)
         entry[0] += seconds
-        entry[1] += sum(batch_size(n, n.out) for n in node.inputs)
-        entry[2] += out_size(node)
+        tuples = 0
+        for other, indexed in self.inputs:
+            batch = other.out
+            if batch:
+                tuples += sum(map(len, batch.values())) if indexed else len(batch)
+        entry[1] += tuples
+        batch = node.out
+        if self.child:
+            entry[2] += out_size(node)
+        elif batch:
+            entry[2] += sum(map(len, batch.values())) if self.indexed else len(batch)
         entry[3] += 1
 
     def clock_stop(self, scope: int, time: int) -> None:

@@ -88,7 +88,7 @@ class Recording:
 
         try:
             with open(path, "w", encoding="utf-8") as f:
-                json.dump(self.document(), f, indent=1)
+                json.dump(self.document(), f, separators=(",", ":"))
                 f.write("\n")
         except OSError as error:
             raise DatalogError(f"cannot write the profile {os.fspath(path)}: "
