@@ -210,7 +210,6 @@ def render(document: dict) -> str:
                                            f"</div>" for k, v in cards) + "</div>",
            f'<section id="run"><h2>Where the time went</h2><div class="phases">{phases}</div>'
            f'<div class="legend">{legend}</div></section>']
-    out.append(_strata_table(strata))
     top = [r for r in rules if r["seconds"] > 0][:TOP_BARS]
     out.append('<section id="time-per-rule"><h2>Time per rule</h2>'
                + bar_chart([(r["name"], r["seconds"], seconds_text(r["seconds"]))
@@ -219,6 +218,12 @@ def render(document: dict) -> str:
                  '(union, distinct, indexes), by the time of their circuit nodes.</p>'
                  '</section>')
     out.append(_iteration_charts(strata))
+    out.append('<section id="circuit-section"><h2>The circuit, hot nodes numbered</h2>'
+               + circuit_svg(nodes)
+               + '<p class="note">Colour: time spent in the node (darker is more). Dashed '
+                 'blue: feedback, one iteration later. Hover a node for its figures.</p>'
+                 '</section>')
+    out.append(_strata_table(strata))
     out.append('<section id="rules"><h2>Rules <span class="note" id="rule-count"></span>'
                '</h2><input type="search" id="rule-filter" placeholder="filter rules…">'
                '<table><thead><tr>'
@@ -229,14 +234,9 @@ def render(document: dict) -> str:
                              ("tuples_in", "tuples in", ""), ("tuples_out", "tuples out", ""),
                              ("trace_rows", "trace rows", "")))
                + '</tr></thead><tbody id="rules-body"></tbody></table>'
-                 '<p class="note">Point at a rule to light its nodes in the circuit below; '
+                 '<p class="note">Point at a rule to light its nodes in the circuit above; '
                  'click to keep them lit. Tuples in and out count rows entering and '
                  'leaving the rule\'s nodes over all iterations.</p></section>')
-    out.append('<section id="circuit-section"><h2>The circuit, hot nodes numbered</h2>'
-               + circuit_svg(nodes)
-               + '<p class="note">Colour: time spent in the node (darker is more). Dashed '
-                 'blue: feedback, one iteration later. Hover a node for its figures.</p>'
-                 '</section>')
     data = json.dumps(document, separators=(",", ":")).replace("</", "<\\/")
     out.append(f'</main><script type="application/json" id="profile-data">{data}</script>'
                f"<script>{SCRIPT}</script></body></html>")
@@ -279,11 +279,13 @@ def _iteration_charts(strata: list[dict]) -> str:
             f"<figure><figcaption>{{{name}}}: tuples</figcaption>"
             + line_chart([("new tuples", "#d6604d", [i["tuples_out"] for i in its]),
                           ("rule input", "#4393c3", [i["tuples_in"] for i in its]),
-                          ("trace rows", "#5aae61", [i["trace_rows"] for i in its])], xs)
+                          ("trace rows", "#5aae61", [i["trace_rows"] for i in its])], xs,
+                         width=520)
             + "</figure>")
         figures.append(
             f"<figure><figcaption>{{{name}}}: time</figcaption>"
-            + line_chart([("time", "#762a83", [i["seconds"] for i in its])], xs, unit="s")
+            + line_chart([("time", "#762a83", [i["seconds"] for i in its])], xs, unit="s",
+                         width=420)
             + "</figure>")
     more = len(recursive) - MAX_STRATUM_CHARTS
     note = (f'<p class="note">{more} more recursive strata: see the JSON.</p>'

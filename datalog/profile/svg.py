@@ -93,8 +93,8 @@ def line_chart(series: list[tuple[str, str, list[float]]], xs: list[str],
             parts += [f'<circle cx="{x(j):.1f}" cy="{y(v):.1f}" r="2.5" fill="{colour}">'
                       f'<title>{escape(name)} at {escape(xs[j])}: {v:,.6g}</title></circle>'
                       for j, v in enumerate(values)]
-        parts.append(f'<rect x="{left + 8 + k * 150}" y="6" width="12" height="12" '
-                     f'fill="{colour}"/><text x="{left + 24 + k * 150}" y="16" '
+        parts.append(f'<rect x="{left + 8 + k * 130}" y="6" width="12" height="12" '
+                     f'fill="{colour}"/><text x="{left + 24 + k * 130}" y="16" '
                      f'class="tick">{escape(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
