@@ -234,3 +234,16 @@ odd(x + 2) :- odd(x), x < 5 ; odd(x), x = 100.
     assert result.stdout == plan + "\n" + plan.split("circuit:\n")[1]
     result = datalog("run", "--show=ram", "p.dl", cwd=tmp_path)
     assert result.returncode == 2 and "transformed-datalog" in result.stderr
+
+
+@pytest.mark.spark
+def test_jobs_sets_the_cores_of_the_local_spark(tmp_path):
+    # a JVM of its own: slower than `datalog()` allows on a busy machine
+    result = subprocess.run(["datalog", "run", "--engine", "spark", "-j", "2", "-v",
+                             str(TC / "transitive_closure.dl"), "-F", str(TC / "facts"),
+                             "-D", "out"], capture_output=True, text=True, cwd=tmp_path,
+                            check=False, timeout=900)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[0] == "spark: master local[2]"
+    for expected in (TC / "expected").iterdir():
+        assert (tmp_path / "out" / expected.name).read_text() == expected.read_text()
