@@ -97,125 +97,146 @@ class Recording:
     # ------------------------------------------------------------ the document
 
     def document(self) -> dict:
-        plan = self.program.plan
-        stratum_of = {name: k for k, s in enumerate(plan.strata) for name in s.relations}
-        rules = {rule.label: rule for rule in plan.rules()}
-        stats = self.profiler.stats
-        children = {n.child: n for n in stats if isinstance(n, ChildNode)}
-        consumers: dict[Node, list[Node]] = {n: [] for n in stats}
-        for node in stats:
-            for other in node.inputs:
-                if other in consumers:
-                    consumers[other].append(node)
+        """The profile (module docstring) of what was recorded so far."""
+        built = _Document(self.program.plan, self.profiler)
+        nodes = built.nodes()
+        rules = built.rules()
+        return {
+            "format": FORMAT, "version": VERSION, "program": self.program.path,
+            "seconds": sum(seconds for _, seconds in self.phases), "phases": self.phases,
+            "peak_memory_kb": peak_memory_kb(), "epochs": self.compiled.circuit.epoch,
+            "relations": self.sizes, "strata": built.strata(rules), "rules": rules,
+            "nodes": nodes,
+        }
 
+
+class _Document:
+    """The engine's per-node figures in the program's words: which rule (or
+    relation) each node works for, and the sums per rule and per stratum."""
+
+    def __init__(self, plan, profiler: Profiler):
+        self.plan, self.profiler, self.stats = plan, profiler, profiler.stats
+        self.rule_plans = {rule.label: rule for rule in plan.rules()}
+        self.consumers: dict[Node, list[Node]] = {n: [] for n in self.stats}
+        readers: dict[Node, list[Node]] = {n: [] for n in self.stats}
+        for node in self.stats:
+            for other in node.inputs:
+                if other in self.consumers:
+                    self.consumers[other].append(node)
+            for other in node.inputs + node.reads:
+                if other in readers:
+                    readers[other].append(node)
+        self.owner, self.relation = self._attribute(readers)
+
+    def _attribute(self, readers) -> tuple[dict, dict]:
+        """Each node's owner (a rule's text, or ``relation: what`` for the work a
+        relation's rules share) and relation."""
+        stats, rules = self.stats, self.rule_plans
         rule_of: dict[Node, str | None] = {}
         for node in stats:
             labels = _labels(node, stats)
             if isinstance(node, TraceNode):  # the index of a rule's intermediate rows
                 labels += _labels(node.inputs[0], stats)
             rule_of[node] = next((r for r in map(_rule_of_label, labels) if r in rules), None)
-        readers: dict[Node, list[Node]] = {n: [] for n in stats}
-        for node in stats:
-            for other in node.inputs + node.reads:
-                if other in readers:
-                    readers[other].append(node)
         owner: dict[Node, str] = {}
         relation: dict[Node, str | None] = {}
         for node in stats:
             rule = rule_of[node]
-            relation[node] = _relation_of(node, plan.relations)
+            relation[node] = _relation_of(node, self.plan.relations)
             if rule is None and (relation[node] is None or not node.label) \
                     and not isinstance(node, (PlusNode, TraceNode)) and node.kind == "operator":
                 # unlabelled helpers (an aggregate's seeds and table, a map dropping
                 # join keys) work for the one rule downstream of them
                 rule = _downstream_rule(node, readers, rule_of)
             if rule is not None:
-                owner[node] = rule
-                relation[node] = rules[rule].relation
+                owner[node], relation[node] = rule, rules[rule].relation
             else:
                 owner[node] = f"{relation[node] or 'program'}: {_what(node)}"
+        return owner, relation
 
-        def stratum(node: Node) -> int | None:
-            circuit = node.circuit
-            if circuit.nested:
-                return next((k for k, s in enumerate(plan.strata)
-                             if ", ".join(s.relations) == circuit.label), None)
-            return stratum_of.get(relation[node])
+    def stratum(self, node: Node) -> int | None:
+        """The index of the stratum a node works for (``None``: the inputs)."""
+        if node.circuit.nested:
+            return next((k for k, s in enumerate(self.plan.strata)
+                         if ", ".join(s.relations) == node.circuit.label), None)
+        return next((k for k, s in enumerate(self.plan.strata)
+                     if self.relation[node] in s.relations), None)
 
-        nodes, groups = [], {}
-        for node, entry in stats.items():
+    def nodes(self) -> list[dict]:
+        records = []
+        for node, entry in self.stats.items():
             totals = entry.totals()
             seconds, tuples_in, tuples_out, calls, appended = totals
-            trace_rows = _trace_rows(node, totals)
             record = {
                 "id": _gid(node), "kind": node.kind, "what": _what(node),
-                "label": node.label, "rule": owner[node], "stratum": stratum(node),
+                "label": node.label, "rule": self.owner[node], "stratum": self.stratum(node),
                 "seconds": seconds, "calls": calls, "tuples_in": tuples_in,
-                "tuples_out": tuples_out, "appended": appended, "trace_rows": trace_rows,
-                "inputs": [_gid(n) for n in node.inputs if n in stats],
-                "reads": [_gid(n) for n in node.reads if n in stats],
+                "tuples_out": tuples_out, "appended": appended,
+                "trace_rows": _trace_rows(node, totals),
+                "inputs": [_gid(n) for n in node.inputs if n in self.stats],
+                "reads": [_gid(n) for n in node.reads if n in self.stats],
                 "fused": [n.label or _what(n) for n in entry.absorbed],
             }
             if isinstance(node, ChildNode):
                 record["child"] = node.child.label
-            nodes.append(record)
+            records.append(record)
+        return records
+
+    def rules(self) -> list[dict]:
+        """One entry per owner, by time, longest first. A rule's tuples in are
+        those entering its first nodes (fed by no node of the rule), its tuples
+        out those leaving its last (read by no node of the rule)."""
+        groups: dict[str, dict] = {}
+        for node, entry in self.stats.items():
             if isinstance(node, ChildNode) or node.kind in ("source", "sink"):
                 continue  # a child's time is its nodes'; sources and sinks do nothing
-            name = owner[node]
+            name = self.owner[node]
             group = groups.get(name)
             if group is None:
-                rule = rules.get(name)
+                rule = self.rule_plans.get(name)
                 group = groups[name] = {
                     "name": name, "kind": "rule" if rule else "relation",
-                    "relation": relation[node], "stratum": record["stratum"],
+                    "relation": self.relation[node], "stratum": self.stratum(node),
                     "where": str(rule.span) if rule is not None and rule.span else None,
                     "seconds": 0.0, "calls": 0, "tuples_in": 0, "tuples_out": 0,
                     "trace_rows": 0, "nodes": [], "by_time": {}}
-            group["seconds"] += seconds
-            group["calls"] += calls
-            group["trace_rows"] += trace_rows or 0
-            group["nodes"].append(record["id"])
-            inside = [n for n in node.inputs if owner.get(n) == name]
-            outside = [n for n in consumers[node] if owner.get(n) != name]
-            for time, (sec, t_in, t_out, _, _) in entry.by_time.items():
+            totals = entry.totals()
+            group["seconds"] += totals[0]
+            group["calls"] += totals[3]
+            group["trace_rows"] += _trace_rows(node, totals) or 0
+            group["nodes"].append(_gid(node))
+            first = not any(self.owner.get(n) == name for n in node.inputs)
+            last = not self.consumers[node] or any(
+                self.owner.get(n) != name for n in self.consumers[node])
+            for time, (seconds, tuples_in, tuples_out, _, _) in entry.by_time.items():
                 cell = group["by_time"].setdefault(time, [0.0, 0, 0])
-                cell[0] += sec
-                if not inside:
-                    cell[1] += t_in
-                if outside or not consumers[node]:
-                    cell[2] += t_out
-            if not inside:
-                group["tuples_in"] += tuples_in
-            if outside or not consumers[node]:
-                group["tuples_out"] += tuples_out
-        rule_list = []
+                cell[0] += seconds
+                cell[1] += tuples_in if first else 0
+                cell[2] += tuples_out if last else 0
+            group["tuples_in"] += totals[1] if first else 0
+            group["tuples_out"] += totals[2] if last else 0
         for group in groups.values():
             by_time = group.pop("by_time")
             group["iterations"] = [[e, i, *cell] for (e, i), cell in sorted(by_time.items())]
-            rule_list.append(group)
-        rule_list.sort(key=lambda g: -g["seconds"])
+        return sorted(groups.values(), key=lambda g: -g["seconds"])
 
-        strata = []
-        for k, s in enumerate(plan.strata):
+    def strata(self, rules: list[dict]) -> list[dict]:
+        """Per stratum: its time (a recursive one's child circuit's, iterations
+        included; else its rules'), and a recursive one's iterations."""
+        children = {n.child.label: n for n in self.stats if isinstance(n, ChildNode)}
+        records = []
+        for k, s in enumerate(self.plan.strata):
             record = {"index": k, "relations": list(s.relations), "recursive": s.recursive,
                       "rules": len(s.rules), "seconds": 0.0, "iterations": []}
-            child = next((c for c in children if c.label == ", ".join(s.relations)), None) \
-                if s.recursive else None
-            if child is not None:
-                record["seconds"] = stats[children[child]].totals()[0]
-                record["iterations"] = _iterations(child, stats, self.profiler, owner, rules)
+            node = children.get(", ".join(s.relations)) if s.recursive else None
+            if node is not None:
+                record["seconds"] = self.stats[node].totals()[0]
+                record["iterations"] = _iterations(node.child, self.stats, self.profiler,
+                                                   self.owner, self.rule_plans)
             else:
-                record["seconds"] = sum(g["seconds"] for g in rule_list if g["stratum"] == k)
-            strata.append(record)
-
-        total = sum(seconds for _, seconds in self.phases)
-        return {
-            "format": FORMAT, "version": VERSION,
-            "program": self.program.path,
-            "seconds": total, "phases": self.phases, "peak_memory_kb": peak_memory_kb(),
-            "epochs": self.compiled.circuit.epoch,
-            "relations": self.sizes, "strata": strata, "rules": rule_list, "nodes": nodes,
-        }
+                record["seconds"] = sum(g["seconds"] for g in rules if g["stratum"] == k)
+            records.append(record)
+        return records
 
 
 def _iterations(child, stats, profiler, owner, rules) -> list[dict]:
