@@ -170,6 +170,8 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
         hint = "strings are written in double quotes"
     elif char == "[":
         hint = "record and algebraic data types are not supported"
+    elif char == "$":
+        hint = "algebraic data types (`$Branch(...)`) are not supported"
     message = f"unexpected character {shown}"
     if expected and hint is None:
         message += f"; expected {expected}"
@@ -247,6 +249,11 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
     if expected_words:
         message += f"; expected {expected_words}"
     hint = None
+    if prev is not None and prev == "choice" and re.match(r"-\s*domain\b",
+                                                         text[token.start_pos:]):
+        return ("`choice-domain` is not supported by this engine",
+                "it keeps one tuple per key of a relation; this engine keeps every tuple",
+                (prev.end_line, prev.end_column - len(prev), prev.end_column + 7))
     new_line = prev is not None and not at_end and token.line > prev.end_line
     if "DOT" in expected and (at_end or new_line):
         hint = ("is the `.` at the end of the last clause missing?" if at_end else
@@ -273,6 +280,8 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
         hint = f"is a `.` missing before `{token}`?"
     elif "RBRACE" in expected and (at_end or kind == "DOT"):
         hint = "is a `}` missing?"
+    elif str(token) == "<=" and "IF" in expected:
+        hint = "subsumption (`a <= b :- ...`) is not supported by this engine"
     elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
     elif kind == "IF" and prev is not None and prev.type == "RPAR":
