@@ -191,6 +191,20 @@ def graph(program: str, circuit: bool, macros: dict[str, str],
         fail(error)
 
 
+SHOWS = ("transformed-datalog", "plan", "circuit")
+
+
+def _jobs(ctx, param, value: str | None) -> int | None:
+    """``-j N`` (a positive count) or ``-j auto`` (0: every core), as Soufflé."""
+    if value is None:
+        return None
+    if value == "auto":
+        return 0
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    raise click.BadParameter(f"`{value}` is not a positive number or `auto`", ctx, param)
+
+
 def _spark_conf(ctx, param, pairs) -> dict:
     from datalog.api import parse_spark_conf
 
@@ -231,12 +245,25 @@ def _spark_conf(ctx, param, pairs) -> dict:
               "spark or --spill-threshold).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Print the Spark master URL and web UI address on standard error.")
+@click.option("-p", "--profile", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Record time, tuples and memory per stratum, rule and iteration in "
+                   "FILE (JSON; local engine); see `datalog profile FILE`.")
+@click.option("-j", "--jobs", metavar="N|auto", callback=_jobs,
+              help="Cores for the local Spark of --engine spark (local[N]; auto: all). "
+                   "The local engine runs in one thread and ignores it.")
+@click.option("--show", "shows", multiple=True, metavar="WHAT",
+              type=click.Choice(SHOWS),
+              help="Print the program as the engine sees it and stop: transformed-datalog "
+                   "(declarations and rules after the transformations, by stratum), "
+                   "plan (each rule's joins, keys and filters) or circuit (the "
+                   "nodes; DOT with `datalog graph --circuit`). Repeatable.")
 @_preprocessor
 @_functors
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
         spill_threshold: int | None, transactions: str | None, no_warn: bool,
-        spark_conf: dict, verbose: bool, macros: dict[str, str],
+        spark_conf: dict, verbose: bool, profile: str | None, jobs: int | None,
+        shows: tuple[str, ...], macros: dict[str, str],
         include_dirs: tuple[str, ...], functors: dict | None) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
@@ -245,6 +272,24 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
     """
     from datalog import DatalogError
     from datalog.api import run as run_program
+
+    if shows:
+        from datalog.api import Program
+        from datalog.show import show
+
+        try:
+            loaded = Program.from_file(program, macros=macros, include_dirs=include_dirs)
+            click.echo("\n\n".join(show(loaded, what) for what in shows))
+        except DatalogError as error:
+            fail(error)
+        return
+    if profile is not None and engine == "spark":
+        raise click.UsageError("-p/--profile is for the local engine")
+    if jobs is not None and engine == "spark":
+        if master is not None:
+            raise click.UsageError("-j sets the cores of the local Spark; with --master "
+                                   "the cluster decides")
+        master = f"local[{jobs or '*'}]"
 
     if engine == "spark" and transactions is not None:
         raise click.UsageError("--verify is for the local engine")
@@ -265,7 +310,7 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
                                  output_format=output_format, verify=transactions,
                                  spark_conf=spark_conf, verbose=verbose,
                                  macros=macros, include_dirs=include_dirs,
-                                 functors=functors)
+                                 functors=functors, profile=profile)
     except DatalogError as error:
         fail(error)
     if not no_warn:
@@ -316,6 +361,32 @@ def plan(program: str, code: bool, macros: dict[str, str],
                                      functors=functors).describe(code=code))
     except DatalogError as error:
         fail(error)
+
+
+@main.command()
+@click.argument("profile_file", metavar="PROFILE", type=click.Path(exists=True, dir_okay=False))
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True,
+              metavar="N", help="How many rules to list.")
+@click.option("--html", "html", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Write one self-contained page (tables, plots, the circuit with its "
+                   "hot nodes) to FILE instead.")
+def profile(profile_file: str, top: int, html: str | None) -> None:
+    """Show a profile written by `datalog run -p PROFILE`: the strata and the
+    top rules by time, or (with --html) a page to open in a browser."""
+    from datalog import DatalogError
+    from datalog.profile.report import load, text_report
+
+    try:
+        document = load(profile_file)
+        if html is None:
+            click.echo(text_report(document, top=top))
+            return
+        from datalog.profile.page import write_page
+
+        write_page(document, html)
+    except DatalogError as error:
+        fail(error)
+    click.echo(f"wrote {html}", err=True)
 
 
 class _progress:

@@ -318,7 +318,8 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         spark_conf: Mapping[str, str] | None = None, verbose: bool = False,
         macros: Mapping[str, object] | None = None,
         include_dirs: Sequence[str | os.PathLike] = (),
-        functors: Mapping[str, Callable] | None = None) -> RunResult:
+        functors: Mapping[str, Callable] | None = None,
+        profile: str | os.PathLike | None = None) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
     ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
     prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
@@ -335,7 +336,9 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     which with ``master`` also chooses where traces spill to). ``macros`` and
     ``include_dirs`` are for a program given by path, and so is ``functors``
     (name -> callable: the program's user-defined functors; see :class:`Program`).
-    Outputs are written only once the whole evaluation succeeded; any failure
+    ``profile`` (local engine) names a JSON file to write the run's profile to
+    (:mod:`datalog.profile`: time, tuples and memory per stratum, rule and
+    iteration). Outputs are written only once the whole evaluation succeeded; any failure
     raises a :class:`~datalog.errors.DatalogError`.
 
     >>> import os, tempfile
@@ -362,9 +365,9 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     fact_dir, output_dir = os.fspath(fact_dir), os.fspath(output_dir)
     try:
         if engine == "spark":
-            if spill_threshold is not None or verify is not None:
-                raise DatalogError("spill_threshold and verify are for the local engine "
-                                   "(on Spark everything runs in Spark)")
+            if spill_threshold is not None or verify is not None or profile is not None:
+                raise DatalogError("spill_threshold, verify and profile are for the local "
+                                   "engine (on Spark everything runs in Spark)")
             result = _run_on_spark(program, fact_dir, output_dir,
                                    max_iterations=max_iterations, master=master,
                                    output_format=output_format, spark=spark,
@@ -381,7 +384,7 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
 
                 configure(master, spark_conf, verbose)
             result = _run_locally(program, fact_dir, output_dir, max_iterations,
-                                  spill_threshold, verify)
+                                  spill_threshold, verify, profile)
         sources = program.sources
         result.warnings = [w.format(sources) for w in program.warnings]
         return result
@@ -401,9 +404,17 @@ def parse_spark_conf(pairs) -> dict[str, str]:
 
 def _run_locally(program: Program, fact_dir: str, output_dir: str,
                  max_iterations: int | None, spill_threshold: int | None,
-                 verify: str | os.PathLike | None) -> RunResult:
-    session = program.session(fact_dir=fact_dir, max_iterations=max_iterations,
-                              spill_threshold=spill_threshold)
+                 verify: str | os.PathLike | None,
+                 profile: str | os.PathLike | None = None) -> RunResult:
+    recording = None
+    if profile is not None:
+        from datalog.profile import Recording
+
+        recording = Recording(program, profile)
+    session = Session(program, fact_dir, max_iterations=max_iterations,
+                      spill_threshold=spill_threshold, _profile=recording)
+    if recording is not None:
+        recording.mark("evaluate")
     verified = None
     if verify is not None:
         from datalog.verify import describe, run_transactions
@@ -412,6 +423,8 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
         verified = describe(checked, os.fspath(verify))
         if checked.failed is not None:
             raise EvaluationError(verified)
+        if recording is not None:
+            recording.mark("verify transactions")
     plan = program.plan
     check_outputs(plan.outputs, output_dir)
     files: dict[str, str] = {}
@@ -427,6 +440,10 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
     for io in plan.printsize:
         stdout.append(f"{io.relation}\t{session.size(io.relation)}\n")
     write_files(files)
+    if recording is not None:
+        recording.mark("write outputs")
+        recording.finish(session)
+        recording.write(profile)
     return RunResult(list(files), "".join(stdout), verified)
 
 
@@ -602,7 +619,8 @@ class Session:
     what opening the store did (created, replayed, dropped a torn record)."""
 
     def __init__(self, program: Program, fact_dir=None, *, max_iterations=None,
-                 spill_threshold=None, store=None, migrate=False, _initial=None):
+                 spill_threshold=None, store=None, migrate=False, _initial=None,
+                 _profile=None):
         self.program = program
         plan = program.plan
         self._relations = plan.relations
@@ -647,6 +665,8 @@ class Session:
                     raise StoreError(f"the inputs hold rows of `{name}`, which this "
                                      "program does not declare")
         try:
+            if _profile is not None:  # a datalog.profile.Recording, from run()
+                _profile.attach(self._compiled)
             self._load()
         except BaseException:
             self.close()

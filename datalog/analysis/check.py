@@ -65,7 +65,44 @@ def check(program: Module) -> list[Diagnostic]:
     diagnostics: list[Diagnostic] = []
     for run in CHECKS:
         diagnostics += run(program, context)
-    return sort_diagnostics(diagnostics)
+    return merge_repeats(sort_diagnostics(diagnostics))
+
+
+#: Errors about one name, wherever it is used: reported once, at the first use.
+_ABOUT_A_NAME = ("undefined relation `", "unknown functor `", "unknown type `")
+
+
+def merge_repeats(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One error per undefined relation, unknown functor or unknown type: the
+    first use, its hint naming the other places (diagnostics in place order).
+
+    >>> from datalog.syntax.parser import parse
+    >>> p = parse('.decl p(x: number)\\np(x) :- q(x), !q(x).\\np(x) :- q(x).')
+    >>> [(d.message, d.hint) for d in check(p)]
+    [('undefined relation `q`', 'declare it with `.decl q(...)`; also used at 2:16, 3:9')]
+    """
+    first: dict[str, int] = {}
+    others: dict[str, list[Diagnostic]] = {}
+    kept: list[Diagnostic] = []
+    for d in diagnostics:
+        if d.severity == "error" and d.message.startswith(_ABOUT_A_NAME) \
+                and d.span is not None:
+            if d.message in first:
+                others[d.message].append(d)
+                continue
+            first[d.message], others[d.message] = len(kept), []
+        kept.append(d)
+    for message, repeats in others.items():
+        if not repeats:
+            continue
+        d = kept[first[message]]
+        places = [f"{r.span.line}:{r.span.column}" if r.span.path == d.span.path
+                  else str(r.span) for r in repeats]
+        shown = ", ".join(places[:6]) + (f" and {len(places) - 6} more"
+                                         if len(places) > 6 else "")
+        hint = f"{d.hint}; also used at {shown}" if d.hint else f"also used at {shown}"
+        kept[first[message]] = Diagnostic(d.severity, d.message, d.span, hint)
+    return kept
 
 
 def sort_diagnostics(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

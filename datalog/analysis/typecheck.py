@@ -50,6 +50,7 @@ from datalog.syntax.ast import (
     Variable,
     Wildcard,
 )
+from datalog.syntax.printer import term_text
 from datalog.syntax.terms import subterms
 
 
@@ -294,8 +295,10 @@ class _Clause:
         if result is None and report and id(term) not in self.reported:
             self.reported.add(id(term))
             shown = " and ".join(f"`{p}`" for p in prims) if prims else "no arguments"
-            self.error(f"`{name}` cannot be applied to {shown}", term.span,
-                       hint="it takes " + "; ".join(operator.signatures()[:4]))
+            hint = "it takes " + "; ".join(operator.signatures()[:4])
+            if name == "+" and "symbol" in prims:
+                hint = "symbols are joined with `cat`: " + _cat_hint(args, prims)
+            self.error(f"`{name}` cannot be applied to {shown}", term.span, hint=hint)
         return result
 
     def aggregate_type(self, agg: Aggregate, report: bool) -> str | None:
@@ -317,3 +320,15 @@ class _Clause:
                 self.error(f"`{agg.kind}` needs numbers, got a `{prim}`", agg.target.span)
             return None
         return "float" if agg.kind == "mean" else prim
+
+
+def _cat_hint(args, prims) -> str:
+    """``cat(a, b)`` for the operands of a ``+`` on symbols (numbers through
+    ``to_string``)."""
+    parts = []
+    for arg, prim in zip(args, prims):
+        text = term_text(arg)
+        if text.startswith("(") and text.endswith(")"):
+            text = text[1:-1]
+        parts.append(text if prim == "symbol" else f"to_string({text})")
+    return f"`cat({', '.join(parts)})`"

@@ -135,12 +135,15 @@ def _end_of_text(text: str) -> tuple[int, int]:
     return 1, 1
 
 
-def describe_syntax_error(e: UnexpectedInput, text: str, lark: Lark):
-    """``(message, hint, (line, column, end_column))`` for a lark error on ``text``."""
+def describe_syntax_error(e: UnexpectedInput, text: str, lark: Lark,
+                          interactive: bool = False):
+    """``(message, hint, (line, column, end_column))`` for a lark error on ``text``;
+    ``interactive``: the text was typed at the REPL's prompt (hints may name its
+    commands)."""
     if isinstance(e, UnexpectedCharacters):
         return _unexpected_character(e, text, lark)
     if isinstance(e, UnexpectedToken):
-        return _unexpected_token(e, text, lark)
+        return _unexpected_token(e, text, lark, interactive)
     line, column = _end_of_text(text)
     return "unexpected end of file", None, (line, column, column + 1)
 
@@ -172,6 +175,8 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
         hint = "strings are written in double quotes"
     elif char == "[":
         hint = "record and algebraic data types are not supported"
+    elif char == "$":
+        hint = "algebraic data types (`$Branch(...)`) are not supported"
     message = f"unexpected character {shown}"
     if expected and hint is None:
         message += f"; expected {expected}"
@@ -214,7 +219,31 @@ def _special(rest: str, line: int, column: int):
 _TERM_END = ("NAME", "INT", "FLOAT", "STRING", "RPAR")
 
 
-def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
+_WORDS = re.compile(r'\s*("(?:[^"\\\n]|\\.)*"|-?[0-9][\w.]*|[_a-zA-Z?][\w?]*)')
+
+
+def _words_after(text: str, pos: int) -> list[str] | None:
+    """The names, numbers and strings from ``pos`` to the end of its line (a
+    final ``.`` or ``?`` aside), or None when anything else is there.
+
+    >>> _words_after('show path 1 "a".', 5)
+    ['path', '1', '"a"']
+    >>> _words_after("path 1, 2", 5) is None
+    True
+    """
+    end = text.find("\n", pos)
+    line = text[pos:len(text) if end < 0 else end].rstrip().rstrip(".?")
+    words, k = [], 0
+    while k < len(line):
+        m = _WORDS.match(line, k)
+        if m is None:
+            return None
+        words.append(m.group(1))
+        k = m.end()
+    return words or None
+
+
+def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bool = False):
     token = e.token
     expected = _acceptable(e)
     at_end = token.type == "$END"
@@ -243,6 +272,11 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
     if expected_words:
         message += f"; expected {expected_words}"
     hint = None
+    if prev is not None and prev == "choice" and re.match(r"-\s*domain\b",
+                                                         text[token.start_pos:]):
+        return ("`choice-domain` is not supported by this engine",
+                "it keeps one tuple per key of a relation; this engine keeps every tuple",
+                (prev.end_line, prev.end_column - len(prev), prev.end_column + 7))
     new_line = prev is not None and not at_end and token.line > prev.end_line
     if "DOT" in expected and (at_end or new_line):
         hint = ("is the `.` at the end of the last clause missing?" if at_end else
@@ -253,10 +287,24 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
             line, column, width = prev.end_line, prev.end_column, 1
     elif kind == "COLON" and "IF" in expected:
         hint = "a rule is written `head :- body.`"
+    elif "RPAR" in expected and new_line and kind in _TERM_START:
+        hint = f"is a `)` missing at the end of line {prev.end_line}?"
+        line, column, width = prev.end_line, prev.end_column, 1
+        message = f"expected `)`, found {what} on the next line"
     elif "RPAR" in expected and (at_end or kind in ("DOT", "IF", "RBRACE")):
         hint = "is a `)` missing?"
+    elif "COMMA" in expected and "RPAR" in expected and kind in _TERM_START \
+            and prev is not None and prev.type in _TERM_END:
+        hint = f"is a `,` missing between `{prev}` and `{token}`?"
+    elif "DOT" in expected and str(token) == "?":
+        hint = "a query is written `?- path(1, x).` or `?path(1, x)`"
+    elif "DOT" in expected and kind == "NAME" and prev is not None and prev.type == "RPAR" \
+            and str(token).isidentifier():
+        hint = f"is a `.` missing before `{token}`?"
     elif "RBRACE" in expected and (at_end or kind == "DOT"):
         hint = "is a `}` missing?"
+    elif str(token) == "<=" and "IF" in expected:
+        hint = "subsumption (`a <= b :- ...`) is not supported by this engine"
     elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
     elif "RANGLE" in expected and kind in ("LANGLE", "CMP") and str(token) == "<":
@@ -280,6 +328,15 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark):
     elif kind in ("EQ", "EQUAL") and prev is not None and prev.type == "NAME" \
             and "LPAR" in expected:
         hint = "a relation's arguments are written in parentheses: `r(x, y)`"
+    elif "LPAR" in expected and prev is not None and prev.type == "NAME" \
+            and kind in ("NAME", "INT", "FLOAT", "STRING"):
+        # two words in a row: `path 1 2`, or a command word at the prompt
+        message = f"unexpected {what} after `{prev}`; expected `(`"
+        words = _words_after(text, token.start_pos)
+        atom = f"`{prev}({', '.join(words)})`" if words else f"`{prev}(...)`"
+        hint = f"an atom is written with parentheses and commas: {atom}"
+        if interactive:
+            hint = f"commands start with `:` (`:help` lists them); {hint}"
     elif "LPAR" in expected and prev is not None and prev.type == "NAME":
         hint = f"an atom needs parentheses, even without arguments: `{prev}()`"
     return message, hint, (line, column, column + width)

@@ -67,6 +67,9 @@ from datalog.syntax.preprocess import ColumnMap, Macro, predefined, preprocess
 
 #: How many files deep ``#include`` may nest.
 MAX_INCLUDE_DEPTH = 64
+#: The path of text typed at the REPL's prompt (``datalog.repl.program.REPL_PATH``):
+#: its syntax errors may point at the REPL's commands.
+INTERACTIVE_PATH = "<repl>"
 #: A file's syntax errors are reported up to this many.
 MAX_SYNTAX_ERRORS = 20
 
@@ -261,15 +264,59 @@ _CLAUSE_PIECES = re.compile(
     r'|[^".\/0-9]+|.', re.DOTALL)
 
 
+_UNSUPPORTED_DIRECTIVE = re.compile(r"\.(?!(?:decl|type|input|output|printsize|pragma|plan"
+                                    r"|number_type|symbol_type)\b)[A-Za-z_]\w*")
+
+
 def _resume_point(text: str, offset: int) -> int | None:
-    """Where parsing can start again after an error at ``offset``: just after
-    the next ``.`` that ends a clause, or at the next directive, if before."""
+    r"""Where parsing can start again after an error at ``offset``: just after
+    the next ``.`` that ends a clause, or at the next directive, if before.
+    After a directive the dialect lacks, the whole of it is skipped (its line;
+    for ``.comp``, its ``{ ... }`` block), so nothing inside it is reported.
+
+    >>> text = ".comp G {\n  .decl e(x: number)\n  e(1).\n}\n.decl f(x: number)"
+    >>> text[_resume_point(text, 0):]
+    '\n.decl f(x: number)'
+    >>> text = ".functor f(x: number): number\nr(1)."
+    >>> text[_resume_point(text, 0):]
+    '\nr(1).'
+    """
+    unsupported = _UNSUPPORTED_DIRECTIVE.match(text, offset)
+    if unsupported is not None:
+        return _end_of_directive(text, unsupported)
     for m in _CLAUSE_PIECES.finditer(text, offset):
         if m.group("directive"):
             return m.start()
         if m.group(0) == ".":
             return m.end()
     return None
+
+
+def _end_of_directive(text: str, directive: re.Match) -> int | None:
+    """The end of an unsupported directive: the end of its line or, for a
+    ``.comp`` with a block (``{`` on that line or later), just after the ``}``
+    that closes it (``None`` when nothing does)."""
+    line_end = text.find("\n", directive.end())
+    line_end = len(text) if line_end < 0 else line_end
+    if directive.group(0) != ".comp":
+        return line_end
+    depth = 0
+    for m in _BLOCK_PIECES.finditer(text, directive.end()):
+        if m.group(0) == "{":
+            depth += 1
+        elif m.group(0) == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                return m.end()
+        elif depth == 0 and m.group("directive"):  # no block after all
+            return line_end
+    return None if depth else line_end
+
+
+_BLOCK_PIECES = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|[{}]'
+    r"|(?P<directive>\.(?:decl|type|input|output|printsize|pragma|plan|comp|init)\b)"
+    r'|[^"{}/.]+|.', re.DOTALL)
 
 
 def _offset(text: str, span: Span | None) -> int | None:
@@ -291,7 +338,8 @@ def _read(path: str) -> str:
 
 def _syntax_error(e: UnexpectedInput, text: str, path: str, columns, lark: Lark,
                   sources: dict[str, str]) -> ParseError:
-    message, hint, (line, column, end) = describe_syntax_error(e, text, lark)
+    message, hint, (line, column, end) = describe_syntax_error(
+        e, text, lark, interactive=path == INTERACTIVE_PATH)
     cmap = columns.get(line)
     if cmap is not None:
         column, end = cmap.start(column), cmap.end(end)

@@ -33,6 +33,11 @@ def _literal_text(literal) -> str:
     return f"{_term_text(literal.left)} {literal.op} {_term_text(literal.right)}"
 
 
+def term_text(term) -> str:
+    """A term as text (nested operations parenthesised), for labels and hints."""
+    return _term_text(term)
+
+
 def _term_text(term) -> str:
     if isinstance(term, ast.Variable):
         return term.name
