@@ -37,5 +37,5 @@ def test_parse_cases_are_parse_errors():
     for case in cases("parse"):
         text = check_output(case)
         assert ": warning: " not in text, case.name
-        expected = {"several_errors": 4, "component_block": 3}.get(case.name, 1)
+        expected = {"several_errors": 4}.get(case.name, 1)
         assert text.count(": error: ") == expected, case.name
