@@ -298,7 +298,8 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
         if output_dir == "-" or is_stdout(io):
             stdout.append(format_stdout(rows, relation, io))
         else:
-            files[output_path(io, output_dir)] = format_rows(rows, relation, io)
+            path = output_path(io, output_dir)
+            files[path] = format_rows(rows, relation, io, target=path)
     for io in plan.printsize:
         stdout.append(f"{io.relation}\t{session.size(io.relation)}\n")
     write_files(files)

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from datalog.dialect.io import format_rows, read_facts, write_files
-from datalog.errors import DatalogError, Diagnostic, did_you_mean
+from datalog.errors import DataError, DatalogError, Diagnostic, did_you_mean
 from datalog.repl.program import REPL_PATH
 from datalog.syntax import ast
-from datalog.syntax.render import format_fact, format_value, plural, sort_key
+from datalog.syntax.render import format_fact, plural, sort_key
 from datalog.syntax.statements import Statement, meta_words
 
 if TYPE_CHECKING:
@@ -168,14 +168,13 @@ def _save(repl: Repl, statement: Statement, args: list[str]) -> None:
     total = 0
     for name in repl.relation_names():
         rows = repl.session.query(name)
-        for row in rows:
-            for value in row:
-                if isinstance(value, str) and any(c in value for c in "\t\n\r"):
-                    raise _error(statement, f"cannot save `{name}`: the symbol "
-                                 f"{format_value(value)} holds a tab or a line break, "
-                                 "which a .facts file cannot", None, repl.sources())
-        files[os.path.join(directory, f"{name}.facts")] = format_rows(
-            rows, repl.program.plan.relations[name])
+        path = os.path.join(directory, f"{name}.facts")
+        try:
+            files[path] = format_rows(rows, repl.program.plan.relations[name], target=path)
+        except DataError as error:
+            raise _error(statement, error.diagnostics[0].message.replace(
+                "cannot write", "cannot save", 1), error.diagnostics[0].hint,
+                repl.sources()) from None
         total += len(rows)
     write_files(files)
     repl.write(f"saved {plural(len(files), 'relation')} ({plural(total, 'row')}) "
