@@ -302,7 +302,7 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
             files[path] = format_rows(rows, relation, io, target=path)
     for io in plan.printsize:
         stdout.append(f"{io.relation}\t{session.size(io.relation)}\n")
-    write_files(files)
+    write_files(files, None if output_dir == "-" else output_dir)
     return RunResult(list(files), "".join(stdout), verified)
 
 

@@ -45,6 +45,12 @@ Semantics, and where they differ from Soufflé (a Soufflé built with
   (``-7 / 2 = -3``, ``-7 % 2 = -1``). **Division by zero** (integer or float) raises
   :class:`FunctorError` instead of crashing (Soufflé: ``SIGFPE``) or producing
   ``inf``/``nan`` (``nan`` is not equal to itself, which would break set semantics).
+- **NaN is never a value.** A float operation or aggregate whose result is NaN
+  (``inf - inf``, ``0.0 * inf``, the sum of ``inf`` and ``-inf``) raises
+  :class:`FunctorError` at its rule (:func:`not_nan`); fact files, the API and
+  ``to_float`` refuse ``nan``. A row holding NaN could never be retracted (NaN is
+  not equal to itself), so the place that would make one fails instead, in both
+  backends. ``inf``, ``-inf`` and ``-0.0`` are values.
 - **Shifts** take the shift count modulo 64 (as Soufflé's generated code and Java
   do); ``bshr`` shifts arithmetically on ``number``, ``bshru`` logically.
 - **Powers** ``^`` on integers are exact (then wrapped); a negative exponent gives
@@ -141,7 +147,29 @@ def wrap_unsigned(value: int) -> int:
     return value & _MASK
 
 
-WRAP = {"number": wrap_number, "unsigned": wrap_unsigned, "float": float}
+#: The message of a float operation whose result is NaN.
+NAN_RESULT = "a float operation gives NaN (not a number), never a value,"
+
+
+def not_nan(value) -> float:
+    """``value`` as a float; :class:`FunctorError` if it is NaN. NaN is never a
+    value: a row holding it could never be retracted (NaN is not equal to
+    itself), so the operation that produces it fails instead.
+
+    >>> not_nan(float("inf")) - 1
+    inf
+    >>> not_nan(float("inf") - float("inf"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    datalog.dialect.functors.FunctorError: error: a float operation gives NaN ...
+    """
+    value = float(value)
+    if value != value:
+        raise FunctorError(NAN_RESULT)
+    return value
+
+
+WRAP = {"number": wrap_number, "unsigned": wrap_unsigned, "float": not_nan}
 
 
 # ---------------------------------------------------------------- tables
@@ -267,7 +295,7 @@ def _div(t: str) -> Callable:
     def div(a, b):
         _check_divisor(b)
         if t == "float":
-            return a / b
+            return not_nan(a / b)
         q = abs(a) // abs(b)
         return WRAP[t](q if (a < 0) == (b < 0) else -q)
     return div
@@ -290,7 +318,7 @@ def _pow(t: str) -> Callable:
                 raise FunctorError(f"{a} ^ {b}: {exc}") from None
             if isinstance(result, complex):
                 raise FunctorError(f"{a} ^ {b} is not a real number")
-            return result
+            return not_nan(result)
         if b >= 0:
             return WRAP[t](pow(a, b, _MODULUS))
         if a == 0:

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -189,6 +188,10 @@ def check_outputs(outputs: Iterable[Directive], output_dir: str,
         if output_dir == "-" or is_stdout(io):
             continue
         path = os.path.normpath(output_path(io, output_dir, extension))
+        if os.path.isdir(path) and extension != "parquet":
+            raise DataError([Diagnostic(
+                "error", f".output {io.relation}: cannot write {path}: it is a folder",
+                None)])
         if path in seen:
             raise DataError([Diagnostic(
                 "error", f".output {seen[path].relation} and .output {io.relation} both "
@@ -214,10 +217,10 @@ def check_io(io: Directive) -> None:
 #: Unicode's (``str.strip()`` would also strip ``\x1c`` or U+2028).
 BLANKS = " \t\n\v\f\r"
 #: An integer column's text (Spark's reader uses the same expression).
-INTEGER_TEXT = r"[ \t\n\v\f\r]*(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[+-]?[0-9]+)[ \t\n\v\f\r]*"
+INTEGER_TEXT = r"[ \t\n\x0b\f\r]*(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[+-]?[0-9]+)[ \t\n\x0b\f\r]*"
 #: A float column's text: decimal or exponent form, ``inf``, ``infinity``; no NaN.
-FLOAT_TEXT = (r"[ \t\n\v\f\r]*[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?"
-              r"|\.[0-9]+(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity))[ \t\n\v\f\r]*")
+FLOAT_TEXT = (r"[ \t\n\x0b\f\r]*[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?"
+              r"|\.[0-9]+(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity))[ \t\n\x0b\f\r]*")
 _INTEGER = re.compile(INTEGER_TEXT, re.ASCII)
 _FLOAT = re.compile(FLOAT_TEXT, re.ASCII)
 #: A UTF-8 byte-order mark, skipped at the start of a fact file.
@@ -363,13 +366,8 @@ def format_rows(rows: Iterable[tuple], relation: Relation,
         for number, (line, row) in enumerate(zip(lines, ordered)):
             problem = unreadable(line, row, sep, first=number == 0 and not headers)
             if problem is not None:
-                raise DataError([Diagnostic(
-                    "error", f"cannot write `{relation.name}` to {target}: the row "
-                             f"{_shown(row)} holds {problem}, which a fact file cannot "
-                             "hold (it would read back as another row)", None,
-                    hint="Soufflé's fact format has no quoting or escapes"
-                         + ("; choose another delimiter=" if "delimiter" in problem
-                            and io is not None else ""))])
+                raise unreadable_error(f"cannot write `{relation.name}` to {target}: the row "
+                                       f"{_shown(row)}", problem, hinted=io is not None)
     if headers:
         lines.insert(0, sep.join(relation.attributes))
     text = "".join(line + "\n" for line in lines)
@@ -398,6 +396,17 @@ def unreadable(line: str, row: tuple, sep: str, first: bool = False) -> str | No
     if line == "" and len(row) == 1:
         return "nothing: an empty symbol alone on its line is a blank line, which readers skip"
     return None
+
+
+def unreadable_error(what: str, problem: str, hinted: bool) -> DataError:
+    """The error for a row (``what`` names it and the file) that holds
+    ``problem``; ``hinted``: suggest another ``delimiter=`` when it is the
+    delimiter."""
+    return DataError([Diagnostic(
+        "error", f"{what} holds {problem}, which a fact file cannot hold (it would read "
+                 "back as another row)", None,
+        hint="Soufflé's fact format has no quoting or escapes"
+             + ("; choose another delimiter=" if "delimiter" in problem and hinted else ""))])
 
 
 def _shown(row: tuple) -> str:
@@ -429,35 +438,22 @@ def frame_stdout(name: str, text: str) -> str:
     return f"{'-' * 15}\n{name}\n{rule}\n{text}{rule}\n"
 
 
-def write_files(contents: dict[str, str]) -> None:
-    """Write several files all or nothing as far as the file system allows: each
-    goes to a temporary file in its directory first; they are renamed into place
-    only once all were written. Files get the usual permissions (``0666`` less
-    the umask: ``0644`` under umask ``022``), as ``open()`` would give them."""
-    temps: list[tuple[str, str]] = []
-    mode = 0o666 & ~_umask()
+def write_files(contents: dict[str, str], folder: str | None = None) -> None:
+    """Write several files all or nothing (:mod:`datalog.dialect.journal`: each
+    to a temporary file beside it, then a journal in ``folder``, then the
+    renames); a crash in between is finished by the next call for ``folder``.
+    ``folder`` defaults to the folder the paths share. Files get the usual
+    permissions (``0666`` less the umask: ``0644`` under umask ``022``)."""
+    from datalog.dialect.journal import recover, replace_all
+
     try:
-        for path, text in contents.items():
-            directory = os.path.dirname(os.path.abspath(path))
-            os.makedirs(directory, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=directory, prefix=".datalog-", suffix=".tmp")
-            temps.append((temp, path))
-            os.fchmod(fd, mode)  # mkstemp makes 0600 files
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-        for temp, path in temps:
-            os.replace(temp, path)
-    except BaseException as exc:  # an OSError, or Ctrl-C: no temporary file stays
-        for temp, _ in temps:
-            if os.path.exists(temp):
-                os.unlink(temp)
-        if not isinstance(exc, (OSError, UnicodeError, ValueError)):
-            raise
+        if not contents:
+            if folder is not None:
+                recover(folder)
+            return
+        if folder is None:
+            folder = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in contents])
+        replace_all(contents, folder)
+    except (OSError, UnicodeError, ValueError) as exc:
         raise DataError([Diagnostic("error", f"cannot write output: {exc}", None)]) \
             from None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -176,7 +176,7 @@ def _save(repl: Repl, statement: Statement, args: list[str]) -> None:
                 "cannot write", "cannot save", 1), error.diagnostics[0].hint,
                 repl.sources()) from None
         total += len(rows)
-    write_files(files)
+    write_files(files, directory)
     repl.write(f"saved {plural(len(files), 'relation')} ({plural(total, 'row')}) "
                f"to {directory}")
 

@@ -150,3 +150,37 @@ def test_run_refuses_to_write_a_symbol_with_a_tab(tmp_path):
     assert f"cannot write `r` to {os.path.join('out', 'r.csv')}" in result.stderr
     assert "a tab (the delimiter)" in result.stderr
     assert (tmp_path / "out" / "r.csv").read_text() == "old\t1\n"
+
+
+# ---------------------------------------------------------------- NaN (item 2)
+
+NAN_RULES = {
+    "g(x - y) :- f(x), f(y).": "g((x - y)) :- f(x), f(y).",
+    "g(x * 0.0) :- f(x).": "g((x * 0.0)) :- f(x).",
+    "g(x / y) :- f(x), f(y).": "g((x / y)) :- f(x), f(y).",
+    "g(s) :- s = sum x : f(x).": "g(s) :- s = sum x : { f(x) }.",
+    "g(s) :- s = mean x : f(x).": "g(s) :- s = mean x : { f(x) }.",
+}
+
+
+@pytest.mark.parametrize("rule", list(NAN_RULES))
+def test_an_operation_that_gives_nan_is_an_error_at_its_rule(rule):
+    program = datalog.Program(f".decl f(x: float)\n.decl g(x: float)\n{rule}\n")
+    session = program.session()
+    session.insert("f", (2.0,))
+    before = {name: session.query(name) for name in ("f", "g")}
+    with pytest.raises(datalog.DatalogError) as caught:
+        session.insert("f", (math.inf,), (-math.inf,))
+    assert str(caught.value).startswith(
+        f"<string>:3:1: error: a float operation gives NaN (not a number), never a value, "
+        f"in `{NAN_RULES[rule]}`")
+    assert {name: session.query(name) for name in ("f", "g")} == before
+    assert not session.verify()
+
+
+def test_nan_is_refused_by_the_api_and_to_float():
+    program = datalog.Program(".decl f(x: float)\n")
+    with pytest.raises(datalog.DatalogError, match="got nan"):
+        program.session().insert("f", (math.nan,))
+    with pytest.raises(datalog.DatalogError, match="is not a number"):
+        datalog.Program('.decl g(x: float)\ng(to_float("nan")).\n').session()

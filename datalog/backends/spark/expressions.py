@@ -35,7 +35,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from datalog.backends.spark.errors import FUNCTOR_MARK
-from datalog.dialect.functors import COMPARISONS
+from datalog.dialect.functors import COMPARISONS, NAN_RESULT
 from datalog.plan.expressions import resolve
 from datalog.plan.ir import Call, Col, Const, Expr
 
@@ -147,7 +147,8 @@ def compile_expr(expr: Expr, scope: Scope, hint: str | None = None):
     if len(args) == 1 and op in UNARY:
         return UNARY[op](t, args[0])
     if op in BINARY:
-        return BINARY[op](t, *args)
+        result = BINARY[op](t, *args)
+        return not_nan(result) if t == "float" else result
     if op in FUNCTORS:
         return FUNCTORS[op](t, *args)
     raise ValueError(f"the Spark executor has no implementation of `{op}`")
@@ -203,6 +204,13 @@ def full_match(pattern, text):
     compile into false, as the local engine and Soufflé do)."""
     f = F()
     return f.regexp_like(text, f.concat(f.lit("^(?:"), pattern, f.lit(")\\z")))
+
+
+def not_nan(x):
+    """``x``, or a functor error where it is NaN (never a value: see
+    :func:`datalog.dialect.functors.not_nan`)."""
+    f = F()
+    return f.when(f.isnan(x), fail(NAN_RESULT)).otherwise(x)
 
 
 def _divide(t, a, b):
@@ -464,7 +472,10 @@ def layout(digits, point):
         f.when(n > 1, f.concat(f.lit("."), f.call_function("substring", digits, f.lit(2))))
         .otherwise(f.lit("")),
         f.lit("e"), f.when(e < 0, f.lit("-")).otherwise(f.lit("+")),
-        f.lpad(f.abs(e).cast("string"), 2, "0"))
+        f.lpad(f.abs(e).cast("string"), 2, "0"))  # lpad cuts: 3 digits kept below
+    scientific = f.when(f.abs(e) >= 100, f.concat(
+        f.substring(scientific, 1, f.length(scientific) - 2), f.abs(e).cast("string"))
+    ).otherwise(scientific)
     fixed = (f.when(point <= 0, f.concat(f.lit("0."), f.repeat(f.lit("0"), -point), digits))
              .when(point >= n, f.concat(digits, f.repeat(f.lit("0"), point - n), f.lit(".0")))
              .otherwise(f.concat(f.call_function("substring", digits, f.lit(1), point),

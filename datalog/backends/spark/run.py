@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 
 from datalog.backends.spark.errors import is_spark_failure, translate
 from datalog.backends.spark.executor import SparkExecutor, materialize, run_settings
-from datalog.backends.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
+from datalog.backends.spark.io import (
+    OutputWriter,
+    explain_data_error,
+    explain_output_error,
+    read_input,
+    stdout_text,
+)
 from datalog.dialect.io import check_io, check_outputs, input_path, is_stdout, read_facts
 from datalog.errors import DatalogError
 from datalog.plan.ir import ProgramPlan
@@ -120,4 +126,5 @@ def write_outputs(spark, plan: ProgramPlan, relations: dict, output_dir: str,
 
 def spark_error(exc: BaseException, plan: ProgramPlan) -> DatalogError:
     """A failure inside a Spark job as one of our errors."""
-    return explain_data_error(exc) or translate(exc, plan.rules())
+    return (explain_data_error(exc) or explain_output_error(exc)
+            or translate(exc, plan.rules()))
