@@ -184,3 +184,19 @@ def test_nan_is_refused_by_the_api_and_to_float():
         program.session().insert("f", (math.nan,))
     with pytest.raises(datalog.DatalogError, match="is not a number"):
         datalog.Program('.decl g(x: float)\ng(to_float("nan")).\n').session()
+
+
+# ------------------------------------------------- out-of-range constants (item 7)
+
+@pytest.mark.parametrize("query", ["path(99999999999999999999, x)", "path(x, -9223372036854775809)",
+                                   "u(-1)", "u(18446744073709551616u)"])
+def test_a_query_constant_out_of_its_columns_range_is_an_error(query):
+    session = datalog.Program(".decl path(x: number, y: number)\n.decl u(x: unsigned)\n"
+                              "u(5).\n").session()
+    with pytest.raises(datalog.DatalogError, match="does not fit in a 64-bit"):
+        session.query(query)
+
+
+def test_a_negative_fact_in_an_unsigned_column_is_an_error():
+    with pytest.raises(datalog.DatalogError, match=r"<string>:2:3: error: `-1` does not fit"):
+        datalog.Program(".decl u(x: unsigned)\nu(-1).\n").session()
