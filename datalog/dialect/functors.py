@@ -78,7 +78,9 @@ Semantics, and where they differ from Soufflé (a Soufflé built with
   ``cat()``); ``min``/``max`` work on any one type, symbols compared by code point.
 - ``range(lo, hi[, step])`` yields ``lo, lo + step, ...`` up to but excluding
   ``hi``; without a step it counts up by 1 when ``lo <= hi`` and down by 1
-  otherwise; a zero step yields ``lo`` once if ``lo != hi`` (all as Soufflé).
+  otherwise; a zero step yields ``lo`` once if ``lo != hi`` (all as Soufflé). One
+  call yields at most :data:`RANGE_LIMIT` values (10 million): a larger span, an
+  infinite bound or a float step too small to advance is a :class:`FunctorError`.
 - Conversions to the same type (``to_number`` of a number) are accepted as the
   identity; Soufflé rejects them as type errors.
 """
@@ -455,10 +457,38 @@ def _ord(value: Any) -> int:
     return int(value) if not isinstance(value, float) else _float_to_integer(value, "number")
 
 
+#: The most values one call of ``range`` may yield (a larger span is an error,
+#: not a run that fills the memory).
+RANGE_LIMIT = 10_000_000
+
+
+def range_size(lo, hi, step) -> float:
+    """How many values ``range(lo, hi, step)`` yields (``inf`` for a float range
+    that never ends)."""
+    if step == 0:
+        return 1 if lo != hi else 0
+    if (step > 0 and lo >= hi) or (step < 0 and lo <= hi):
+        return 0
+    if isinstance(step, float) or isinstance(lo, float):
+        span = (hi - lo) / step
+        if span != span or span == math.inf or lo + step == lo:
+            return math.inf  # an infinite bound, or a step too small to advance
+        return math.ceil(span)
+    return -((lo - hi) // step)
+
+
 def _range(t: str) -> Callable:
-    def generate(lo, hi, step=None) -> Iterator:
+    def values(lo, hi, step=None) -> Iterator:
         if step is None:
             step = 1 if lo <= hi else -1
+        size = range_size(lo, hi, step)
+        if size > RANGE_LIMIT:
+            shown = "never ends" if size == math.inf else \
+                f"yields more than {RANGE_LIMIT:,} values, the limit of one range"
+            raise FunctorError(f"range({lo}, {hi}, {step}) {shown}")
+        return generate(lo, hi, step)
+
+    def generate(lo, hi, step) -> Iterator:
         if step == 0:
             if lo != hi:
                 yield lo
@@ -467,7 +497,7 @@ def _range(t: str) -> Callable:
         while (x < hi) if step > 0 else (x > hi):
             yield x
             x += step
-    return generate
+    return values
 
 
 def _conversions(name: str, result: str, sources: dict[str, Callable]) -> Operator:

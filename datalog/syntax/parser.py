@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import os
 import re
+import stat
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -59,6 +60,8 @@ from datalog.syntax.preprocess import ColumnMap, Macro, predefined, preprocess
 
 #: How many files deep ``#include`` may nest.
 MAX_INCLUDE_DEPTH = 64
+#: The largest program file (or included file) read, in bytes.
+MAX_SOURCE_BYTES = 256 * 2**20
 #: A file's syntax errors are reported up to this many.
 MAX_SYNTAX_ERRORS = 20
 
@@ -127,7 +130,7 @@ class _Loader:
             raise ParseError([Diagnostic("error", f"`#include` cycle: {cycle}", span)],
                              self.sources)
         try:
-            text = _read(path)
+            text = _read(path, regular=True)
         except (OSError, UnicodeDecodeError, ValueError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             hint = None
@@ -233,9 +236,28 @@ def _offset(text: str, span: Span | None) -> int | None:
     return start + max(span.column - 1, 0)
 
 
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8", errors="strict") as f:
-        return f.read()
+def _read(path: str, regular: bool = False) -> str:
+    """The text of a program file: at most :data:`MAX_SOURCE_BYTES`, and with
+    ``regular`` (an ``#include``) only a regular file -- never a device, a FIFO
+    or a folder, whose reading could block or never end. ``ValueError`` says
+    why not."""
+    fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if regular else 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if regular and not stat.S_ISREG(info.st_mode):
+            kind = ("a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO"
+                    if stat.S_ISFIFO(info.st_mode) else "a device"
+                    if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                    else "not a regular file")
+            raise ValueError(f"it is {kind}; only regular files can be included")
+        if regular:
+            os.set_blocking(fd, True)
+        too_big = info.st_size > MAX_SOURCE_BYTES
+        data = b"" if too_big else f.read(MAX_SOURCE_BYTES + 1)
+    if too_big or len(data) > MAX_SOURCE_BYTES:
+        raise ValueError(f"it is larger than {MAX_SOURCE_BYTES:,} bytes, the limit of a "
+                         "program file")
+    return data.decode("utf-8", errors="strict")
 
 
 def _syntax_error(e: UnexpectedInput, text: str, path: str, columns, lark: Lark,

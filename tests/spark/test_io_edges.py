@@ -49,7 +49,7 @@ def test_reading_follows_the_dialect_on_both_engines(spark, tmp_path):
     assert files["s.csv"] == "\t\n\x1c\t\u2028\na\x0cb\tc\nd\x85\t\x1e\n"
     assert files["n.csv"] == ("-9223372036854775808\t1e-300\n5\t-0.5\n7\t-inf\n31\tinf\n"
                               "9223372036854775807\t1.5e+300\n")
-    assert files["one.csv"] == " \n\x1c\n"
+    assert files["one.csv"] == "\x1c\n \n"
 
 
 def test_headers_skip_the_first_line_only(spark, tmp_path):

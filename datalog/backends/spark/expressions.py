@@ -35,7 +35,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from datalog.backends.spark.errors import FUNCTOR_MARK
-from datalog.dialect.functors import COMPARISONS, NAN_RESULT
+from datalog.dialect.functors import COMPARISONS, NAN_RESULT, RANGE_LIMIT
 from datalog.plan.expressions import resolve
 from datalog.plan.ir import Call, Col, Const, Expr
 
@@ -532,7 +532,20 @@ def range_values(call: Call, scope: Scope):
         values = f.filter(accumulated, lambda v: f.when(step > 0, v < hi).otherwise(v > hi))
     else:
         values = f.sequence(lo, hi - f.signum(step).cast("long"), step)
+    if t == "float":
+        size = f.ceil((hi - lo) / step)
+        endless = f.isnan(size) | (f.abs(size) == float("inf")) | (lo + step == lo)
+    else:
+        def exact(x):
+            return unsigned_decimal(x) if t == "unsigned" else x.cast("decimal(20,0)")
+        size = f.ceil((exact(hi) - exact(lo)) / exact(step))
+        endless = f.lit(False)
+    shown = f.concat(f.lit("range("), text(t, lo), f.lit(", "), text(t, hi), f.lit(", "),
+                     text(t, step), f.lit(") "))
     return (f.when((step == 0) & (lo != hi), f.array(lo))
+            .when(going & endless, fail(f.concat(shown, f.lit("never ends"))))
+            .when(going & (size > RANGE_LIMIT), fail(f.concat(shown, f.lit(
+                f"yields more than {RANGE_LIMIT:,} values, the limit of one range"))))
             .when(going, values)
             .otherwise(empty))
 
