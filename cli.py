@@ -202,11 +202,14 @@ def _spark_conf(ctx, param, pairs) -> dict:
               "spark or --spill-threshold).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Print the Spark master URL and web UI address on standard error.")
+@click.option("--memory-limit", metavar="SIZE",
+              help="Fail (writing nothing) if the process's resident memory passes SIZE "
+                   "(512M, 2G) while evaluating (local engine).")
 @_preprocessor
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
         spill_threshold: int | None, transactions: str | None, no_warn: bool,
-        spark_conf: dict, verbose: bool, macros: dict[str, str],
+        spark_conf: dict, verbose: bool, memory_limit: str | None, macros: dict[str, str],
         include_dirs: tuple[str, ...]) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
@@ -218,6 +221,9 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
 
     if engine == "spark" and transactions is not None:
         raise click.UsageError("--verify is for the local engine")
+    if engine == "spark" and memory_limit is not None:
+        raise click.UsageError("--memory-limit is for the local engine (Spark: "
+                               "--spark-conf spark.driver.memory=...)")
     if engine == "spark" and spill_threshold is not None:
         raise click.UsageError("--spill-threshold is for the local engine (with "
                                "--engine spark everything runs on Spark)")
@@ -234,7 +240,8 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
                                  spill_threshold=spill_threshold, master=master,
                                  output_format=output_format, verify=transactions,
                                  spark_conf=spark_conf, verbose=verbose,
-                                 macros=macros, include_dirs=include_dirs)
+                                 macros=macros, include_dirs=include_dirs,
+                                 memory_limit=memory_limit)
     except DatalogError as error:
         fail(error)
     if not no_warn:

@@ -62,7 +62,7 @@ from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog exp
 from datalog.plan.lower import plan_program
 from datalog.plan.query import Pattern
 from datalog.rows import Rows, sorted_rows
-from engine import EngineError, IterationLimitError
+from engine import EngineError, IterationLimitError, MemoryLimitError
 
 #: A session keeps the patterns of this many distinct query texts, parsed.
 _PATTERNS_KEPT = 1024
@@ -126,7 +126,7 @@ class Program:
                 max_iterations: int | None = None,
                 spill_threshold: int | None = None,
                 store: str | os.PathLike | None = None,
-                migrate: bool = False) -> Session:
+                migrate: bool = False, memory_limit: int | str | None = None) -> Session:
         """A new :class:`Session`: reads the ``.input`` relations from
         ``fact_dir`` (none when ``None``) and evaluates them (epoch 0).
 
@@ -134,9 +134,14 @@ class Program:
         (:mod:`datalog.store`): created with the facts of ``fact_dir`` as
         transaction 0, or, if it exists, reopened to the inputs after its last
         transaction (``fact_dir`` is then not read). A store written by another
-        program is refused unless ``migrate``."""
+        program is refused unless ``migrate``.
+
+        ``memory_limit`` (bytes, or a size such as ``"2G"``, ``"512M"``) bounds
+        the process's resident memory while a transaction evaluates: past it the
+        transaction fails and is rolled back (:mod:`engine.memory`)."""
         return Session(self, fact_dir, max_iterations=max_iterations,
-                       spill_threshold=spill_threshold, store=store, migrate=migrate)
+                       spill_threshold=spill_threshold, store=store, migrate=migrate,
+                       memory_limit=memory_limit)
 
     def describe(self, code: bool = False) -> str:
         """How the program is evaluated, as ``datalog plan`` prints it: the
@@ -195,7 +200,8 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         verify: str | os.PathLike | None = None,
         spark_conf: Mapping[str, str] | None = None, verbose: bool = False,
         macros: Mapping[str, object] | None = None,
-        include_dirs: Sequence[str | os.PathLike] = ()) -> RunResult:
+        include_dirs: Sequence[str | os.PathLike] = (),
+        memory_limit: int | str | None = None) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
     ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
     prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
@@ -237,9 +243,9 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     fact_dir, output_dir = os.fspath(fact_dir), os.fspath(output_dir)
     try:
         if engine == "spark":
-            if spill_threshold is not None or verify is not None:
-                raise DatalogError("spill_threshold and verify are for the local engine "
-                                   "(on Spark everything runs in Spark)")
+            if spill_threshold is not None or verify is not None or memory_limit is not None:
+                raise DatalogError("spill_threshold, verify and memory_limit are for the local "
+                                   "engine (on Spark everything runs in Spark)")
             result = _run_on_spark(program, fact_dir, output_dir,
                                    max_iterations=max_iterations, master=master,
                                    output_format=output_format, spark=spark,
@@ -256,7 +262,7 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
 
                 configure(master, spark_conf, verbose)
             result = _run_locally(program, fact_dir, output_dir, max_iterations,
-                                  spill_threshold, verify)
+                                  spill_threshold, verify, memory_limit)
         sources = program.sources
         result.warnings = [w.format(sources) for w in program.warnings]
         return result
@@ -264,6 +270,31 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         raise program.located(error) from None
     except EngineError as error:  # the runtime's own (no Spark to spill to, ...)
         raise DatalogError(error.args[0] if error.args else str(error)) from None
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_size(size: int | str | None) -> int | None:
+    """A memory size in bytes: an ``int``, or text such as ``"512M"``, ``"2G"``,
+    ``"1.5GiB"`` (binary units); ``DataError`` for anything else.
+
+    >>> parse_size("512M"), parse_size("2g"), parse_size(4096), parse_size(None)
+    (536870912, 2147483648, 4096, None)
+    """
+    if size is None:
+        return None
+    if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        return size
+    text = str(size).strip().upper().removesuffix("IB").removesuffix("B")
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    try:
+        value = float(text[:len(text) - len(unit)])
+    except ValueError:
+        value = 0.0
+    if not (value > 0 and math.isfinite(value)):
+        raise DataError(f"a memory limit is a positive size such as 512M or 2G; got {size!r}")
+    return int(value * _UNITS[unit])
 
 
 def parse_spark_conf(pairs) -> dict[str, str]:
@@ -276,9 +307,9 @@ def parse_spark_conf(pairs) -> dict[str, str]:
 
 def _run_locally(program: Program, fact_dir: str, output_dir: str,
                  max_iterations: int | None, spill_threshold: int | None,
-                 verify: str | os.PathLike | None) -> RunResult:
+                 verify: str | os.PathLike | None, memory_limit=None) -> RunResult:
     session = program.session(fact_dir=fact_dir, max_iterations=max_iterations,
-                              spill_threshold=spill_threshold)
+                              spill_threshold=spill_threshold, memory_limit=memory_limit)
     verified = None
     if verify is not None:
         from datalog.verify import describe, run_transactions
@@ -434,7 +465,8 @@ class Session:
     what opening the store did (created, replayed, dropped a torn record)."""
 
     def __init__(self, program: Program, fact_dir=None, *, max_iterations=None,
-                 spill_threshold=None, store=None, migrate=False, _initial=None):
+                 spill_threshold=None, store=None, migrate=False, memory_limit=None,
+                 _initial=None):
         self.program = program
         plan = program.plan
         self._relations = plan.relations
@@ -444,6 +476,7 @@ class Session:
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold)
         self._circuit = self._compiled.circuit
+        self._circuit.limit_memory(parse_size(memory_limit))
         self._inputs: dict[str, set] = {name: set() for name in plan.relations}
         self._contents: dict[str, set] = {name: set() for name in plan.relations}
         self._subscriptions: dict[str, list[Subscription]] = {
@@ -568,6 +601,11 @@ class Session:
             stratum = next(s for s in self.program.plan.strata
                            if child_label(s) == exc.child)
             raise self.program.located(iteration_limit(stratum, exc.limit)) from None
+        except MemoryLimitError as exc:
+            raise EvaluationError([Diagnostic(
+                "error", f"{exc}; the transaction was rolled back", None,
+                hint="raise it with memory_limit= (API) or --memory-limit (datalog run)")]) \
+                from None
         except DatalogError as exc:
             raise self.program.located(exc) from None
         except EngineError as exc:

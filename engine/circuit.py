@@ -29,6 +29,7 @@ a failure drops it (``rollback``) and the circuit is exactly as before.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 import networkx as nx
@@ -38,6 +39,7 @@ from engine.errors import (
     EngineError,
     EpochError,
     IterationLimitError,
+    MemoryLimitError,
     OperatorError,
 )
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
@@ -253,9 +255,12 @@ class ChildCircuit(BaseCircuit):
         count = 0
         while True:
             count += 1
+            budget = self.root.memory_budget
             try:
                 for node in order:
                     node.evaluate(i)
+                    if budget is not None:
+                        budget.check()
             except EngineError:
                 raise
             except Exception as error:
@@ -297,6 +302,9 @@ class Circuit(BaseCircuit):
         if not 1 <= max_iterations <= MAX_ITERATION:
             raise BuildError(f"max_iterations must be between 1 and {MAX_ITERATION}")
         self.max_iterations = max_iterations
+        #: The process's resident memory allowed while a step runs
+        #: (:mod:`engine.memory`); ``None``: no limit. Set with :meth:`limit_memory`.
+        self.memory_budget = None
         # Traces that joins read move to Spark past this many rows (engine.spark.spill).
         self.spill_threshold = spill_threshold
         # Join and aggregate traces past this many rows go columnar (engine.columnar;
@@ -412,6 +420,13 @@ class Circuit(BaseCircuit):
                 todo += node.child.feedbacks
         return live
 
+    def limit_memory(self, limit: int | None) -> None:
+        """Bound the process's resident memory (bytes) while a step runs: past it
+        the step fails with :class:`MemoryLimitError` and is rolled back."""
+        from engine.memory import MemoryBudget
+
+        self.memory_budget = MemoryBudget(limit) if limit is not None else None
+
     # -- running -------------------------------------------------------------
 
     def step(self, inputs: Mapping[str, object] | None = None,
@@ -441,12 +456,18 @@ class Circuit(BaseCircuit):
             for node in self.starting:
                 node.clock_start(0, e)
             node = None
-            for node in self.evaluated:
-                node.evaluate(0)
+            budget = self.memory_budget
+            with budget.watching() if budget is not None else contextlib.nullcontext():
+                for node in self.evaluated:
+                    node.evaluate(0)
+                    if budget is not None:
+                        budget.check()
         except BaseException as error:
             for other in nodes:
                 other.rollback()
             self._clear()
+            if isinstance(error, MemoryLimitError):
+                budget.release()
             if isinstance(error, EngineError) or not isinstance(error, Exception):
                 raise
             label = (node.label or type(node).__name__) if node is not None else "circuit"

@@ -82,3 +82,53 @@ def test_a_form_feed_does_not_end_a_line_of_a_diagnostic():
     with pytest.raises(datalog.DatalogError) as caught:
         datalog.Program(".decl r(x: number)\n// \x0c \u2028 \x1c\nr(x) :- q(x).\n", "f.dl")
     assert str(caught.value).split("\n")[1] == "    r(x) :- q(x)."
+
+
+# ---------------------------------------------------------------- memory limit
+
+CROSS = """.decl n(x: number)
+.decl p(x: number, y: number)
+p(x, y) :- n(x), n(y).
+"""
+
+
+def resident() -> int:
+    from engine.memory import MemoryBudget
+
+    return MemoryBudget(1).resident()
+
+
+def test_a_transaction_past_the_memory_limit_fails_and_is_rolled_back():
+    session = datalog.Program(CROSS).session(memory_limit=resident() + 150 * 2**20)
+    session.insert("n", *[(i,) for i in range(10)])
+    before = session.size("p")
+    start = time.monotonic()
+    with pytest.raises(datalog.DatalogError) as caught:
+        session.insert("n", *[(i,) for i in range(10, 4000)])   # 16 million pairs
+    assert time.monotonic() - start < 120
+    text = str(caught.value)
+    assert text.startswith("error: memory limit reached: the process holds ")
+    assert "the transaction was rolled back" in text and "--memory-limit" in text
+    assert session.size("p") == before == 100 and session.size("n") == 10
+    session.insert("n", (10,))                                  # still usable
+    assert session.size("p") == 121
+    assert not session.verify()
+
+
+def test_run_with_a_memory_limit_writes_nothing(tmp_path):
+    import subprocess
+
+    (tmp_path / "p.dl").write_text(CROSS.replace(".decl p(x: number, y: number)",
+                                                 ".decl p(x: number, y: number)\n.output p")
+                                   .replace(".decl n(x: number)", ".decl n(x: number)\n"
+                                            ".input n"))
+    (tmp_path / "n.facts").write_text("".join(f"{i}\n" for i in range(4000)))
+    result = subprocess.run(["datalog", "run", "p.dl", "-D", "out", "--memory-limit", "250M"],
+                            cwd=tmp_path, capture_output=True, text=True, check=False,
+                            timeout=300)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: memory limit reached")
+    assert not (tmp_path / "out" / "p.csv").exists()
+    bad = subprocess.run(["datalog", "run", "p.dl", "--memory-limit", "lots"], cwd=tmp_path,
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert bad.returncode == 1 and "a memory limit is a positive size" in bad.stderr
