@@ -65,6 +65,14 @@ def _preprocessor(command):
                              "repeatable).")(command)
 
 
+def _sandbox(command):
+    """``--sandbox DIR``: no file outside DIR is read or written."""
+    return click.option("--sandbox", multiple=True, metavar="DIR",
+                        type=click.Path(exists=True, file_okay=False),
+                        help="Read and write files only inside DIR (repeatable): "
+                             "#include, fact files, outputs, :load, :save.")(command)
+
+
 def fail(error) -> NoReturn:
     """Print a DatalogError's text on standard error and exit 1."""
     click.echo(str(error), err=True)
@@ -84,9 +92,10 @@ def fail(error) -> NoReturn:
 @click.option("--migrate", is_flag=True,
               help="With --store: carry a store written by another program over to "
                    "this one.")
+@_sandbox
 @_preprocessor
 def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
-         store: str | None, migrate: bool, macros: dict[str, str],
+         store: str | None, migrate: bool, sandbox: tuple[str, ...], macros: dict[str, str],
          include_dirs: tuple[str, ...]) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
@@ -101,8 +110,10 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
     options = {} if spill_threshold is None else {"spill_threshold": spill_threshold}
     if store is not None:
         options.update(store=store, migrate=migrate)
-    sys.exit(run(program, fact_dir, session_options=options,
-                 program_options={"macros": macros, "include_dirs": include_dirs}))
+    program_options = {"macros": macros, "include_dirs": include_dirs}
+    if sandbox:
+        program_options["sandbox"] = sandbox
+    sys.exit(run(program, fact_dir, session_options=options, program_options=program_options))
 
 
 @main.command()
@@ -205,12 +216,13 @@ def _spark_conf(ctx, param, pairs) -> dict:
 @click.option("--memory-limit", metavar="SIZE",
               help="Fail (writing nothing) if the process's resident memory passes SIZE "
                    "(512M, 2G) while evaluating (local engine).")
+@_sandbox
 @_preprocessor
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
         spill_threshold: int | None, transactions: str | None, no_warn: bool,
-        spark_conf: dict, verbose: bool, memory_limit: str | None, macros: dict[str, str],
-        include_dirs: tuple[str, ...]) -> None:
+        spark_conf: dict, verbose: bool, memory_limit: str | None, sandbox: tuple[str, ...],
+        macros: dict[str, str], include_dirs: tuple[str, ...]) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -241,7 +253,7 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
                                  output_format=output_format, verify=transactions,
                                  spark_conf=spark_conf, verbose=verbose,
                                  macros=macros, include_dirs=include_dirs,
-                                 memory_limit=memory_limit)
+                                 memory_limit=memory_limit, sandbox=sandbox or None)
     except DatalogError as error:
         fail(error)
     if not no_warn:

@@ -62,6 +62,9 @@ from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog exp
 from datalog.plan.lower import plan_program
 from datalog.plan.query import Pattern
 from datalog.rows import Rows, sorted_rows
+from datalog.sandbox import active as sandboxed
+from datalog.sandbox import check as check_sandbox
+from datalog.sandbox import folders as sandbox_folders
 from engine import EngineError, IterationLimitError, MemoryLimitError
 
 #: A session keeps the patterns of this many distinct query texts, parsed.
@@ -74,29 +77,37 @@ class Program:
     :class:`~datalog.errors.ParseError` / :class:`~datalog.errors.CheckError`.
     ``macros`` (name -> value, a string or an integer) are defined before the
     text, as Soufflé's ``-M``; ``#include`` looks in ``include_dirs`` after the
-    including file's folder, as ``-I``."""
+    including file's folder, as ``-I``. ``sandbox`` (folders) confines every file
+    the program and its sessions read or write (:mod:`datalog.sandbox`)."""
 
     def __init__(self, text: str, path: str | None = None, *,
                  macros: Mapping[str, object] | None = None,
-                 include_dirs: Sequence[str | os.PathLike] = ()):
+                 include_dirs: Sequence[str | os.PathLike] = (),
+                 sandbox: Sequence[str | os.PathLike] | str | None = None):
         from datalog.analysis.frontend import load
 
         self.path = path
-        self.checked = load(text, path if path is not None else "<string>", macros=macros,
-                            include_dirs=include_dirs)
+        self.sandbox = sandbox_folders(sandbox)
+        with sandboxed(self.sandbox):
+            self.checked = load(text, path if path is not None else "<string>",
+                                macros=macros, include_dirs=include_dirs)
         self.plan = plan_program(self.checked)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, *,
                   macros: Mapping[str, object] | None = None,
-                  include_dirs: Sequence[str | os.PathLike] = ()) -> Program:
+                  include_dirs: Sequence[str | os.PathLike] = (),
+                  sandbox: Sequence[str | os.PathLike] | str | None = None) -> Program:
         """The program in the file at ``path`` (``#include`` relative to it, then
-        in ``include_dirs``); ``macros`` as for :class:`Program`."""
+        in ``include_dirs``); ``macros`` and ``sandbox`` as for :class:`Program`."""
         from datalog.analysis.frontend import load_file
 
         program = cls.__new__(cls)
         program.path = os.fspath(path)
-        program.checked = load_file(program.path, macros=macros, include_dirs=include_dirs)
+        program.sandbox = sandbox_folders(sandbox)
+        with sandboxed(program.sandbox):
+            program.checked = load_file(program.path, macros=macros,
+                                        include_dirs=include_dirs)
         program.plan = plan_program(program.checked)
         return program
 
@@ -201,7 +212,8 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         spark_conf: Mapping[str, str] | None = None, verbose: bool = False,
         macros: Mapping[str, object] | None = None,
         include_dirs: Sequence[str | os.PathLike] = (),
-        memory_limit: int | str | None = None) -> RunResult:
+        memory_limit: int | str | None = None,
+        sandbox: Sequence[str | os.PathLike] | str | None = None) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
     ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
     prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
@@ -235,6 +247,17 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     """
     if engine not in ENGINES:
         raise DatalogError(f"unknown engine `{engine}` (expected one of {', '.join(ENGINES)})")
+    with sandboxed(sandbox_folders(sandbox)):
+        return _run(program, fact_dir, output_dir, engine=engine,
+                    max_iterations=max_iterations, spill_threshold=spill_threshold,
+                    master=master, output_format=output_format, spark=spark, verify=verify,
+                    spark_conf=spark_conf, verbose=verbose, macros=macros,
+                    include_dirs=include_dirs, memory_limit=memory_limit)
+
+
+def _run(program, fact_dir, output_dir, *, engine, max_iterations, spill_threshold, master,
+         output_format, spark, verify, spark_conf, verbose, macros, include_dirs,
+         memory_limit) -> RunResult:
     if not isinstance(program, Program):
         program = Program.from_file(program, macros=macros, include_dirs=include_dirs)
     elif macros or include_dirs:
@@ -485,6 +508,14 @@ class Session:
         self._read_only: str | None = None
         self.messages: tuple[str, ...] = ()
         self.fact_dir = fact_dir
+        with sandboxed(getattr(program, "sandbox", None)):
+            self._open_inputs(fact_dir, store, migrate, _initial)
+
+    def _open_inputs(self, fact_dir, store, migrate, _initial) -> None:
+        plan = self.program.plan
+        program = self.program
+        if store is not None:
+            check_sandbox(os.fspath(store), "store")
         reopening = store is not None and os.path.exists(
             os.path.join(os.fspath(store), "store.json"))
         if fact_dir is not None and _initial is None and not reopening:

@@ -50,6 +50,7 @@ import re
 from collections.abc import Iterable
 from typing import Protocol
 
+from datalog import sandbox
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.errors import DataError, Diagnostic, Span
 
@@ -289,6 +290,8 @@ def missing_file(relation: Relation, path: str) -> DataError:
 
 def read_facts(path: str, relation: Relation, io: Directive | None = None) -> set[tuple]:
     """The rows of a fact file for ``relation`` (see the module docstring)."""
+    if path != "-":
+        sandbox.check(path, f"fact file for `{relation.name}`")
     try:
         if path == "-":
             import sys
@@ -446,6 +449,10 @@ def write_files(contents: dict[str, str], folder: str | None = None) -> None:
     permissions (``0666`` less the umask: ``0644`` under umask ``022``)."""
     from datalog.dialect.journal import recover, replace_all
 
+    for path in contents:
+        sandbox.check(path, "output")
+    if folder is not None:
+        sandbox.check(folder, "output folder")
     try:
         if not contents:
             if folder is not None:

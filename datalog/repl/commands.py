@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from datalog import sandbox
 from datalog.dialect.io import format_rows, read_facts, write_files
 from datalog.errors import DataError, DatalogError, Diagnostic, did_you_mean
 from datalog.repl.program import REPL_PATH
@@ -134,8 +135,20 @@ def _rels(repl: Repl, statement: Statement, args: list[str]) -> None:
         repl.write("  ".join(cells + [size]))
 
 
+def _confined(repl: Repl, statement: Statement, path: str, what: str) -> None:
+    """Refuse ``path`` outside the program's sandbox, at the statement."""
+    try:
+        with sandbox.active(getattr(repl.program, "sandbox", None)):
+            sandbox.check(path, what)
+    except sandbox.SandboxError as error:
+        diagnostic = error.diagnostics[0]
+        raise _error(statement, diagnostic.message, diagnostic.hint, repl.sources(),
+                     word=path) from None
+
+
 def _load(repl: Repl, statement: Statement, args: list[str]) -> None:
     path = args[0]
+    _confined(repl, statement, path, "`:load` file")
     if not os.path.isfile(path):
         raise _error(statement, f"no such file: {path}", None, repl.sources(), word=path)
     if path.endswith(".dl"):
@@ -164,6 +177,7 @@ def _load(repl: Repl, statement: Statement, args: list[str]) -> None:
 
 def _save(repl: Repl, statement: Statement, args: list[str]) -> None:
     directory = args[0]
+    _confined(repl, statement, directory, "`:save` folder")
     files = {}
     total = 0
     for name in repl.relation_names():

@@ -39,6 +39,7 @@ from pathlib import Path
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
+from datalog import sandbox
 from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import (
     Atom,
@@ -129,6 +130,10 @@ class _Loader:
             cycle = " -> ".join([*self.stack[self.stack.index(path):], path])
             raise ParseError([Diagnostic("error", f"`#include` cycle: {cycle}", span)],
                              self.sources)
+        try:
+            sandbox.check(path, f"included file `{name}`", span)
+        except sandbox.SandboxError as error:
+            raise ParseError(error.diagnostics, self.sources) from None
         try:
             text = _read(path, regular=True)
         except (OSError, UnicodeDecodeError, ValueError) as e:
@@ -298,6 +303,7 @@ def parse_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None =
     """Parse the program in the file at ``path`` (and the files it includes);
     ``macros`` and ``include_dirs`` as for :func:`parse`."""
     path = os.fspath(path)
+    sandbox.check(path, "program file")
     try:
         text = _read(path)
     except (OSError, UnicodeDecodeError, ValueError) as e:

@@ -34,6 +34,7 @@ import re
 import shutil
 import tempfile
 
+from datalog import sandbox
 from datalog.backends.spark.expressions import (
     F,
     big,
@@ -81,6 +82,7 @@ def split_pattern(delimiter: str) -> str:
 
 def read_input(spark, io: IOPlan, relation: RelationPlan, path: str):
     """The rows of ``relation``'s input file at ``path`` as a DataFrame (``c0``, ...)."""
+    sandbox.check(path, f"fact file for `{relation.name}`")
     if "://" not in path and not os.path.isfile(path):
         raise missing_file(relation, path)
     f = F()
@@ -280,6 +282,7 @@ class OutputWriter:
 
     def write(self, df, relation: RelationPlan, io: IOPlan) -> None:
         name = output_path(io, "", "parquet" if self.output_format == "parquet" else "csv")
+        sandbox.check(os.path.join(self.output_dir, name), "output")
         if self.local:
             target = os.path.join(self.staging, f"{len(self.pending)}")
         else:
