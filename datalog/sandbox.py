@@ -21,7 +21,8 @@ its files, and its sessions, runs and the REPL while they read and write theirs.
 ...     check("/etc/passwd", "fact file")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
     ...
-datalog.sandbox.SandboxError: /etc/passwd: fact file outside the sandbox (allowed: ...)
+datalog.sandbox.SandboxError: error: /etc/passwd: fact file outside the sandbox (allowed: ...)
+hint: under --sandbox, files may be read and written only inside its folders
 """
 
 from __future__ import annotations
