@@ -32,6 +32,7 @@ import os
 import resource
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 
 from engine.errors import MemoryLimitError
@@ -105,7 +106,7 @@ class _Watchdog(threading.Thread):
 
     def __init__(self, budget: MemoryBudget):
         super().__init__(name="datalog-memory-watchdog", daemon=True)
-        self.budget = budget
+        self.budget = weakref.ref(budget)  # the thread ends once its budget is gone
         self.lock = threading.Lock()
         self.armed = threading.Event()
         self.target: int | None = None
@@ -125,21 +126,29 @@ class _Watchdog(threading.Thread):
             self.target = None
 
     def run(self) -> None:
-        budget = self.budget
         while True:
-            self.armed.wait()
-            time.sleep(budget.interval)
-            used = budget.resident()
-            if used <= budget.bound:
-                continue
-            with self.lock:
-                if self.target is None:
-                    continue
-                MemoryLimitError.pending = (used, budget.limit)
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                    ctypes.c_ulong(self.target), ctypes.py_object(_AsyncMemoryLimit))
-                self.target = None
-            self.armed.clear()
+            armed = self.armed.wait(timeout=1.0)
+            budget = self.budget()
+            if budget is None:
+                return
+            if armed:
+                self.watch(budget)
+            del budget
+
+    def watch(self, budget: MemoryBudget) -> None:
+        """One look, ``interval`` after the last."""
+        time.sleep(budget.interval)
+        used = budget.resident()
+        if used <= budget.bound:
+            return
+        with self.lock:
+            if self.target is None:
+                return
+            MemoryLimitError.pending = (used, budget.limit)
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(self.target), ctypes.py_object(_AsyncMemoryLimit))
+            self.target = None
+        self.armed.clear()
 
 
 class _AsyncMemoryLimit(MemoryLimitError):

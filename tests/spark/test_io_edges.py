@@ -96,3 +96,15 @@ def test_nan_is_an_error_at_its_rule_on_both_engines(spark, tmp_path, rule):
                        for e in ENGINES)
     assert isinstance(local, str) and "gives NaN (not a number)" in local
     assert local.split("\n")[0] == on_spark.split("\n")[0]
+
+
+@pytest.mark.parametrize("call", ["range(0, 9223372036854775807)", "range(1e20, 1e21, 1.0)"])
+def test_an_enormous_range_fails_alike(spark, tmp_path, call):
+    program = (".decl n(x: number)\n.input n\n.decl r(x: number)\n.output r\n"
+               f"r(x) :- n(_), x = {call}.\n")
+    if "." in call:
+        program = program.replace("r(x: number)", "r(x: float)")
+    local, on_spark = (outcome(e, spark, tmp_path, {"n.facts": "1\n"}, program)
+                       for e in ENGINES)
+    assert isinstance(local, str) and "range(" in local
+    assert local.split("\n")[0] == on_spark.split("\n")[0]
