@@ -112,6 +112,8 @@ def _line(text: str, number: int) -> str | None:
         start = text.find("\n", start) + 1
         if start == 0:
             return None
+    if start >= len(text):  # after the last line break: no line
+        return None
     end = text.find("\n", start)
     line = text[start:] if end < 0 else text[start:end]
     return line[:-1] if line.endswith("\r") else line
