@@ -527,7 +527,7 @@ def _tuple_source(items: list[str]) -> str:
     return f"({', '.join(items)},)"
 
 
-def _aggregator(step: Aggregate, k: int, rule):
+def _aggregator(step: Aggregate, k: int, rule=None):
     """The group function for ``ix.aggregate``: values are ``key + (0, None)``
     (the seed: the group exists) or ``key + (1, target)`` (one body row), each
     with its weight (the number of derivations). A float sum or mean that is
