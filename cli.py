@@ -86,6 +86,14 @@ def _functors(command):
                              "named f in this Python file.")(command)
 
 
+def _sandbox(command):
+    """``--sandbox DIR``: no file outside DIR is read or written."""
+    return click.option("--sandbox", multiple=True, metavar="DIR",
+                        type=click.Path(exists=True, file_okay=False),
+                        help="Read and write files only inside DIR (repeatable): "
+                             "#include, fact files, outputs, :load, :save.")(command)
+
+
 def fail(error) -> NoReturn:
     """Print a DatalogError's text on standard error and exit 1."""
     click.echo(str(error), err=True)
@@ -105,10 +113,11 @@ def fail(error) -> NoReturn:
 @click.option("--migrate", is_flag=True,
               help="With --store: carry a store written by another program over to "
                    "this one.")
+@_sandbox
 @_preprocessor
 @_functors
 def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
-         store: str | None, migrate: bool, macros: dict[str, str],
+         store: str | None, migrate: bool, sandbox: tuple[str, ...], macros: dict[str, str],
          include_dirs: tuple[str, ...], functors: dict | None) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
@@ -123,9 +132,10 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
     options = {} if spill_threshold is None else {"spill_threshold": spill_threshold}
     if store is not None:
         options.update(store=store, migrate=migrate)
-    sys.exit(run(program, fact_dir, session_options=options,
-                 program_options={"macros": macros, "include_dirs": include_dirs,
-                                  "functors": functors}))
+    program_options = {"macros": macros, "include_dirs": include_dirs, "functors": functors}
+    if sandbox:
+        program_options["sandbox"] = sandbox
+    sys.exit(run(program, fact_dir, session_options=options, program_options=program_options))
 
 
 @main.command()
@@ -257,14 +267,19 @@ def _spark_conf(ctx, param, pairs) -> dict:
                    "(declarations and rules after the transformations, by stratum), "
                    "plan (each rule's joins, keys and filters) or circuit (the "
                    "nodes; DOT with `datalog graph --circuit`). Repeatable.")
+@click.option("--memory-limit", metavar="SIZE",
+              help="Fail (writing nothing) if the process's resident memory passes SIZE "
+                   "(512M, 2G) while evaluating (local engine).")
+@_sandbox
 @_preprocessor
 @_functors
 def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None,
         engine: str, master: str | None, output_format: str,
         spill_threshold: int | None, transactions: str | None, no_warn: bool,
         spark_conf: dict, verbose: bool, profile: str | None, jobs: int | None,
-        shows: tuple[str, ...], macros: dict[str, str],
-        include_dirs: tuple[str, ...], functors: dict | None) -> None:
+        shows: tuple[str, ...], memory_limit: str | None, sandbox: tuple[str, ...],
+        macros: dict[str, str], include_dirs: tuple[str, ...],
+        functors: dict | None) -> None:
     """Evaluate PROGRAM over fact files and write its outputs (Soufflé style).
 
     Output files are written only when the whole evaluation succeeded. Exit
@@ -293,6 +308,9 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
 
     if engine == "spark" and transactions is not None:
         raise click.UsageError("--verify is for the local engine")
+    if engine == "spark" and memory_limit is not None:
+        raise click.UsageError("--memory-limit is for the local engine (Spark: "
+                               "--spark-conf spark.driver.memory=...)")
     if engine == "spark" and spill_threshold is not None:
         raise click.UsageError("--spill-threshold is for the local engine (with "
                                "--engine spark everything runs on Spark)")
@@ -310,7 +328,8 @@ def run(program: str, fact_dir: str, output_dir: str, max_iterations: int | None
                                  output_format=output_format, verify=transactions,
                                  spark_conf=spark_conf, verbose=verbose,
                                  macros=macros, include_dirs=include_dirs,
-                                 functors=functors, profile=profile)
+                                 functors=functors, profile=profile,
+                                 memory_limit=memory_limit, sandbox=sandbox or None)
     except DatalogError as error:
         fail(error)
     if not no_warn:

@@ -30,6 +30,7 @@ transaction that fails for any reason leaves the session as it was.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import os
@@ -71,7 +72,10 @@ from datalog.plan.ir import RelationPlan
 from datalog.plan.lower import plan_program
 from datalog.plan.query import Pattern
 from datalog.rows import Rows, sorted_rows
-from engine import EngineError, IterationLimitError
+from datalog.sandbox import active as sandboxed
+from datalog.sandbox import check as check_sandbox
+from datalog.sandbox import folders as sandbox_folders
+from engine import EngineError, IterationLimitError, MemoryLimitError
 
 #: More rows than this in one insert are validated a column at a time.
 _ROWS_AT_ONCE = 64
@@ -113,17 +117,21 @@ class Program:
     text, as Soufflé's ``-M``; ``#include`` looks in ``include_dirs`` after the
     including file's folder, as ``-I``. ``functors`` binds the program's
     user-defined functors (``.functor f(..)``) to Python callables by name
-    (:mod:`datalog.functors`)."""
+    (:mod:`datalog.functors`). ``sandbox`` (folders) confines every file the
+    program and its sessions read or write (:mod:`datalog.sandbox`)."""
 
     def __init__(self, text: str, path: str | None = None, *,
                  macros: Mapping[str, object] | None = None,
                  include_dirs: Sequence[str | os.PathLike] = (),
-                 functors: Mapping[str, Callable] | None = None):
+                 functors: Mapping[str, Callable] | None = None,
+                 sandbox: Sequence[str | os.PathLike] | str | None = None):
         from datalog.analysis.frontend import load
 
         self.path = path
-        self.checked = load(text, path if path is not None else "<string>", macros=macros,
-                            include_dirs=include_dirs)
+        self.sandbox = sandbox_folders(sandbox)
+        with sandboxed(self.sandbox):
+            self.checked = load(text, path if path is not None else "<string>",
+                                macros=macros, include_dirs=include_dirs)
         self.plan = plan_program(self.checked)
         self._pieces = ((text, path if path is not None else "<string>", False),)
         self._options = {"macros": macros, "include_dirs": include_dirs}
@@ -134,14 +142,19 @@ class Program:
     def from_file(cls, path: str | os.PathLike, *,
                   macros: Mapping[str, object] | None = None,
                   include_dirs: Sequence[str | os.PathLike] = (),
-                  functors: Mapping[str, Callable] | None = None) -> Program:
+                  functors: Mapping[str, Callable] | None = None,
+                  sandbox: Sequence[str | os.PathLike] | str | None = None) -> Program:
         """The program in the file at ``path`` (``#include`` relative to it, then
-        in ``include_dirs``); ``macros`` and ``functors`` as for :class:`Program`."""
+        in ``include_dirs``); ``macros``, ``functors`` and ``sandbox`` as for
+        :class:`Program`."""
         from datalog.analysis.frontend import load_file
 
         program = cls.__new__(cls)
         program.path = os.fspath(path)
-        program.checked = load_file(program.path, macros=macros, include_dirs=include_dirs)
+        program.sandbox = sandbox_folders(sandbox)
+        with sandboxed(program.sandbox):
+            program.checked = load_file(program.path, macros=macros,
+                                        include_dirs=include_dirs)
         program.plan = plan_program(program.checked)
         program._pieces = ((None, program.path, True),)
         program._options = {"macros": macros, "include_dirs": include_dirs}
@@ -166,14 +179,16 @@ class Program:
         if not isinstance(text, str):
             raise DatalogError(f"rules must be a string, not {type(text).__name__}")
         pieces = (*self._pieces, (text, path or f"<added {len(self._pieces)}>", False))
-        modules = [parse_file(name, **self._options) if from_file
-                   else parse(piece, name, **self._options) for piece, name, from_file in pieces]
-        kinds = ("types", "relations", "directives", "facts", "rules", "pragmas", "plans",
-                 "sources")
-        merged = Module(**{kind: tuple(item for module in modules
-                                       for item in getattr(module, kind)) for kind in kinds})
+        with sandboxed(self.sandbox):
+            modules = [parse_file(name, **self._options) if from_file
+                       else parse(piece, name, **self._options)
+                       for piece, name, from_file in pieces]
+        merged = Module(**{kind.name: tuple(item for module in modules
+                                            for item in getattr(module, kind.name))
+                           for kind in dataclasses.fields(Module)})
         program = Program.__new__(Program)
         program.path = self.path
+        program.sandbox = self.sandbox
         program.checked = check_program(merged)
         program.plan = plan_program(program.checked)
         program._pieces = pieces
@@ -228,7 +243,7 @@ class Program:
                 max_iterations: int | None = None,
                 spill_threshold: int | None = None,
                 store: str | os.PathLike | None = None,
-                migrate: bool = False) -> Session:
+                migrate: bool = False, memory_limit: int | str | None = None) -> Session:
         """A new :class:`Session`: reads the ``.input`` relations from
         ``fact_dir`` (none when ``None``) and evaluates them (epoch 0).
 
@@ -236,9 +251,14 @@ class Program:
         (:mod:`datalog.store`): created with the facts of ``fact_dir`` as
         transaction 0, or, if it exists, reopened to the inputs after its last
         transaction (``fact_dir`` is then not read). A store written by another
-        program is refused unless ``migrate``."""
+        program is refused unless ``migrate``.
+
+        ``memory_limit`` (bytes, or a size such as ``"2G"``, ``"512M"``) bounds
+        the process's resident memory while a transaction evaluates: past it the
+        transaction fails and is rolled back (:mod:`engine.memory`)."""
         return Session(self, fact_dir, max_iterations=max_iterations,
-                       spill_threshold=spill_threshold, store=store, migrate=migrate)
+                       spill_threshold=spill_threshold, store=store, migrate=migrate,
+                       memory_limit=memory_limit)
 
     def describe(self, code: bool = False) -> str:
         """How the program is evaluated, as ``datalog plan`` prints it: the
@@ -319,7 +339,9 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         macros: Mapping[str, object] | None = None,
         include_dirs: Sequence[str | os.PathLike] = (),
         functors: Mapping[str, Callable] | None = None,
-        profile: str | os.PathLike | None = None) -> RunResult:
+        profile: str | os.PathLike | None = None,
+        memory_limit: int | str | None = None,
+        sandbox: Sequence[str | os.PathLike] | str | None = None) -> RunResult:
     """Evaluate ``program`` (a :class:`Program` or a path) over the fact files of
     ``fact_dir`` and write its ``.output`` relations under ``output_dir`` (``"-"``
     prints them all), as ``datalog run`` does. ``engine`` is ``"local"`` (the
@@ -356,6 +378,18 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     """
     if engine not in ENGINES:
         raise DatalogError(f"unknown engine `{engine}` (expected one of {', '.join(ENGINES)})")
+    with sandboxed(sandbox_folders(sandbox)):
+        return _run(program, fact_dir, output_dir, engine=engine,
+                    max_iterations=max_iterations, spill_threshold=spill_threshold,
+                    master=master, output_format=output_format, spark=spark, verify=verify,
+                    spark_conf=spark_conf, verbose=verbose, macros=macros,
+                    include_dirs=include_dirs, functors=functors, profile=profile,
+                    memory_limit=memory_limit)
+
+
+def _run(program, fact_dir, output_dir, *, engine, max_iterations, spill_threshold, master,
+         output_format, spark, verify, spark_conf, verbose, macros, include_dirs, functors,
+         profile, memory_limit) -> RunResult:
     if not isinstance(program, Program):
         program = Program.from_file(program, macros=macros, include_dirs=include_dirs,
                                     functors=functors)
@@ -365,9 +399,10 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
     fact_dir, output_dir = os.fspath(fact_dir), os.fspath(output_dir)
     try:
         if engine == "spark":
-            if spill_threshold is not None or verify is not None or profile is not None:
-                raise DatalogError("spill_threshold, verify and profile are for the local "
-                                   "engine (on Spark everything runs in Spark)")
+            if (spill_threshold is not None or verify is not None or profile is not None
+                    or memory_limit is not None):
+                raise DatalogError("spill_threshold, verify, profile and memory_limit are for "
+                                   "the local engine (on Spark everything runs in Spark)")
             result = _run_on_spark(program, fact_dir, output_dir,
                                    max_iterations=max_iterations, master=master,
                                    output_format=output_format, spark=spark,
@@ -384,7 +419,7 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
 
                 configure(master, spark_conf, verbose)
             result = _run_locally(program, fact_dir, output_dir, max_iterations,
-                                  spill_threshold, verify, profile)
+                                  spill_threshold, verify, profile, memory_limit)
         sources = program.sources
         result.warnings = [w.format(sources) for w in program.warnings]
         return result
@@ -392,6 +427,31 @@ def run(program: Program | str | os.PathLike, fact_dir: str | os.PathLike = ".",
         raise program.located(error) from None
     except EngineError as error:  # the runtime's own (no Spark to spill to, ...)
         raise DatalogError(error.args[0] if error.args else str(error)) from None
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_size(size: int | str | None) -> int | None:
+    """A memory size in bytes: an ``int``, or text such as ``"512M"``, ``"2G"``,
+    ``"1.5GiB"`` (binary units); ``DataError`` for anything else.
+
+    >>> parse_size("512M"), parse_size("2g"), parse_size(4096), parse_size(None)
+    (536870912, 2147483648, 4096, None)
+    """
+    if size is None:
+        return None
+    if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        return size
+    text = str(size).strip().upper().removesuffix("IB").removesuffix("B")
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    try:
+        value = float(text[:len(text) - len(unit)])
+    except ValueError:
+        value = 0.0
+    if not (value > 0 and math.isfinite(value)):
+        raise DataError(f"a memory limit is a positive size such as 512M or 2G; got {size!r}")
+    return int(value * _UNITS[unit])
 
 
 def parse_spark_conf(pairs) -> dict[str, str]:
@@ -405,14 +465,15 @@ def parse_spark_conf(pairs) -> dict[str, str]:
 def _run_locally(program: Program, fact_dir: str, output_dir: str,
                  max_iterations: int | None, spill_threshold: int | None,
                  verify: str | os.PathLike | None,
-                 profile: str | os.PathLike | None = None) -> RunResult:
+                 profile: str | os.PathLike | None = None, memory_limit=None) -> RunResult:
     recording = None
     if profile is not None:
         from datalog.profile import Recording
 
         recording = Recording(program, profile)
     session = Session(program, fact_dir, max_iterations=max_iterations,
-                      spill_threshold=spill_threshold, _profile=recording)
+                      spill_threshold=spill_threshold, memory_limit=memory_limit,
+                      _profile=recording)
     if recording is not None:
         recording.mark("evaluate")
     verified = None
@@ -436,10 +497,11 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
         if output_dir == "-" or is_stdout(io):
             stdout.append(format_stdout(rows, relation, io))
         else:
-            files[output_path(io, output_dir)] = format_rows(rows, relation, io)
+            path = output_path(io, output_dir)
+            files[path] = format_rows(rows, relation, io, target=path)
     for io in plan.printsize:
         stdout.append(f"{io.relation}\t{session.size(io.relation)}\n")
-    write_files(files)
+    write_files(files, None if output_dir == "-" else output_dir)
     if recording is not None:
         recording.mark("write outputs")
         recording.finish(session)
@@ -619,8 +681,8 @@ class Session:
     what opening the store did (created, replayed, dropped a torn record)."""
 
     def __init__(self, program: Program, fact_dir=None, *, max_iterations=None,
-                 spill_threshold=None, store=None, migrate=False, _initial=None,
-                 _profile=None):
+                 spill_threshold=None, store=None, migrate=False, memory_limit=None,
+                 _initial=None, _profile=None):
         self.program = program
         plan = program.plan
         self._relations = plan.relations
@@ -634,6 +696,7 @@ class Session:
                                       spill_threshold=spill_threshold,
                                       functors=program._implementations(self._autoinc))
         self._circuit = self._compiled.circuit
+        self._circuit.limit_memory(parse_size(memory_limit))
         self._inputs: dict[str, set] = {name: set() for name in plan.relations}
         self._contents: dict[str, set] = {name: set() for name in plan.relations}
         self._subscriptions: dict[str, list[Subscription]] = {
@@ -642,6 +705,14 @@ class Session:
         self._read_only: str | None = None
         self.messages: tuple[str, ...] = ()
         self.fact_dir = fact_dir
+        with sandboxed(getattr(program, "sandbox", None)):
+            self._open_inputs(fact_dir, store, migrate, _initial, _profile)
+
+    def _open_inputs(self, fact_dir, store, migrate, _initial, _profile) -> None:
+        plan = self.program.plan
+        program = self.program
+        if store is not None:
+            check_sandbox(os.fspath(store), "store")
         reopening = store is not None and os.path.exists(
             os.path.join(os.fspath(store), "store.json"))
         if fact_dir is not None and _initial is None and not reopening:
@@ -775,6 +846,11 @@ class Session:
             stratum = next(s for s in self.program.plan.strata
                            if child_label(s) == exc.child)
             raise self.program.located(iteration_limit(stratum, exc.limit)) from None
+        except MemoryLimitError as exc:
+            raise EvaluationError([Diagnostic(
+                "error", f"{exc}; the transaction was rolled back", None,
+                hint="raise it with memory_limit= (API) or --memory-limit (datalog run)")]) \
+                from None
         except DatalogError as exc:
             raise self.program.located(exc) from None
         except EngineError as exc:

@@ -72,16 +72,16 @@ class Diagnostic:
         span = self.span
         text = (sources or {}).get(span.path) if span is not None else None
         if text is not None and span.line > 0 and span.column > 0:
-            source_lines = text.splitlines()
-            if span.line <= len(source_lines):
-                source_line = source_lines[span.line - 1].expandtabs(1)
+            source_line = _line(text, span.line)
+            if source_line is not None:
+                source_line = source_line.expandtabs(1)
                 if span.end_line == span.line and span.end_column > span.column:
                     width = span.end_column - span.column
                 else:
                     width = max(1, len(source_line) - span.column + 1)
-                caret = "^" + "~" * (width - 1)
-                lines.append("    " + source_line)
-                lines.append("    " + " " * (span.column - 1) + caret)
+                shown, column, width = _window(source_line, span.column - 1, width)
+                lines.append("    " + shown)
+                lines.append("    " + " " * column + "^" + "~" * (width - 1))
         if self.hint:
             lines.append(f"hint: {self.hint}")
         return "\n".join(lines)
@@ -98,6 +98,45 @@ class Diagnostic:
             "end_column": span.end_column if span else None,
             "hint": self.hint,
         }
+
+
+#: A source line longer than this is shown as a window around the caret.
+SHOWN_LINE = 120
+
+
+def _line(text: str, number: int) -> str | None:
+    """Line ``number`` (1-based) of a program's text, as the parser counts lines
+    (at ``\\n`` only: a form feed or U+2028 does not end a line)."""
+    start = 0
+    for _ in range(number - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    if start >= len(text):  # after the last line break: no line
+        return None
+    end = text.find("\n", start)
+    line = text[start:] if end < 0 else text[start:end]
+    return line[:-1] if line.endswith("\r") else line
+
+
+def _window(line: str, column: int, width: int) -> tuple[str, int, int]:
+    """``line`` cut to about :data:`SHOWN_LINE` characters around ``column``
+    (0-based) with ``...`` where it was cut, the caret's column in it and the
+    caret's width.
+
+    >>> _window("x" * 1000 + "error" + "y" * 1000, 1000, 5)[1:]
+    (43, 5)
+    >>> _window("short", 1, 2)
+    ('short', 1, 2)
+    """
+    if len(line) <= SHOWN_LINE:
+        return line, column, width
+    start = max(0, column - 40)
+    end = min(len(line), start + SHOWN_LINE)
+    width = max(1, min(width, end - column))
+    prefix = "..." if start > 0 else ""
+    suffix = "..." if end < len(line) else ""
+    return prefix + line[start:end] + suffix, column - start + len(prefix), width
 
 
 class DatalogError(Exception):

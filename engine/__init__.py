@@ -88,6 +88,7 @@ from engine.errors import (
                            EngineError,
                            EpochError,
                            IterationLimitError,
+                           MemoryLimitError,
                            OperatorError,
                            WeightError,
 )
@@ -99,6 +100,7 @@ from engine.zset import IndexedZSet, ZSet
 
 __all__ = [
     "ArityError", "BuildError", "ChildCircuit", "Circuit", "EngineError", "EpochError",
-    "IndexedStream", "IndexedZSet", "IterationLimitError", "Node", "OperatorError",
+    "IndexedStream", "IndexedZSet", "IterationLimitError", "MemoryLimitError", "Node",
+    "OperatorError",
     "Stream", "Timestamp", "Trace", "WeightError", "ZSet", "ZSetTrace", "aggregates",
 ]

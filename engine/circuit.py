@@ -29,6 +29,7 @@ a failure drops it (``rollback``) and the circuit is exactly as before.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 
 import networkx as nx
@@ -38,6 +39,7 @@ from engine.errors import (
     EngineError,
     EpochError,
     IterationLimitError,
+    MemoryLimitError,
     OperatorError,
 )
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
@@ -264,9 +266,12 @@ class ChildCircuit(BaseCircuit):
         limits = self.limits
         while True:
             count += 1
+            budget = self.root.memory_budget
             try:
                 for node in order:
                     node.evaluate(i)
+                    if budget is not None:
+                        budget.check()
             except EngineError:
                 raise
             except Exception as error:
@@ -315,6 +320,9 @@ class Circuit(BaseCircuit):
             raise BuildError(f"max_iterations must be a positive integer or None (no limit), "
                              f"got {max_iterations!r}")
         self.max_iterations = max_iterations
+        #: The process's resident memory allowed while a step runs
+        #: (:mod:`engine.memory`); ``None``: no limit. Set with :meth:`limit_memory`.
+        self.memory_budget = None
         # Traces that joins read move to Spark past this many rows (engine.spark.spill).
         self.spill_threshold = spill_threshold
         # Join and aggregate traces past this many rows go columnar (engine.columnar;
@@ -432,6 +440,13 @@ class Circuit(BaseCircuit):
                 todo += node.child.feedbacks
         return live
 
+    def limit_memory(self, limit: int | None) -> None:
+        """Bound the process's resident memory (bytes) while a step runs: past it
+        the step fails with :class:`MemoryLimitError` and is rolled back."""
+        from engine.memory import MemoryBudget
+
+        self.memory_budget = MemoryBudget(limit) if limit is not None else None
+
     # -- running -------------------------------------------------------------
 
     def step(self, inputs: Mapping[str, object] | None = None,
@@ -461,12 +476,18 @@ class Circuit(BaseCircuit):
             for node in self.starting:
                 node.clock_start(0, e)
             node = None
-            for node in self.evaluated:
-                node.evaluate(0)
+            budget = self.memory_budget
+            with budget.watching() if budget is not None else contextlib.nullcontext():
+                for node in self.evaluated:
+                    node.evaluate(0)
+                    if budget is not None:
+                        budget.check()
         except BaseException as error:
             for other in nodes:
                 other.rollback()
             self._clear()
+            if isinstance(error, MemoryLimitError):
+                budget.release()
             if isinstance(error, EngineError) or not isinstance(error, Exception):
                 raise
             label = (node.label or type(node).__name__) if node is not None else "circuit"

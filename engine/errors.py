@@ -54,6 +54,18 @@ class IterationLimitError(EngineError):
             f"iterations at epoch {epoch}")
 
 
+class MemoryLimitError(EngineError):
+    """The process's resident memory passed a circuit's memory limit during a
+    step (:mod:`engine.memory`); the step was rolled back."""
+
+    pending: tuple[int, int] = (0, 0)  # the watchdog's sizes for its exception
+
+    def __init__(self, used: int, limit: int):
+        self.used, self.limit = used, limit
+        super().__init__(f"memory limit reached: the process holds {used / 2**20:,.0f} MiB, "
+                         f"more than the limit of {limit / 2**20:,.0f} MiB")
+
+
 class OperatorError(EngineError):
     """A user function (map, filter, combine, aggregate, ...) raised; the original
     exception is ``__cause__`` and ``node_label`` names the node."""

@@ -45,6 +45,12 @@ Semantics, and where they differ from Soufflé (a Soufflé built with
   (``-7 / 2 = -3``, ``-7 % 2 = -1``). **Division by zero** (integer or float) raises
   :class:`FunctorError` instead of crashing (Soufflé: ``SIGFPE``) or producing
   ``inf``/``nan`` (``nan`` is not equal to itself, which would break set semantics).
+- **NaN is never a value.** A float operation or aggregate whose result is NaN
+  (``inf - inf``, ``0.0 * inf``, the sum of ``inf`` and ``-inf``) raises
+  :class:`FunctorError` at its rule (:func:`not_nan`); fact files, the API and
+  ``to_float`` refuse ``nan``. A row holding NaN could never be retracted (NaN is
+  not equal to itself), so the place that would make one fails instead, in both
+  backends. ``inf``, ``-inf`` and ``-0.0`` are values.
 - **Shifts** take the shift count modulo 64 (as Soufflé's generated code and Java
   do); ``bshr`` shifts arithmetically on ``number``, ``bshru`` logically.
 - **Powers** ``^`` on integers are exact (then wrapped); a negative exponent gives
@@ -72,7 +78,9 @@ Semantics, and where they differ from Soufflé (a Soufflé built with
   ``cat()``); ``min``/``max`` work on any one type, symbols compared by code point.
 - ``range(lo, hi[, step])`` yields ``lo, lo + step, ...`` up to but excluding
   ``hi``; without a step it counts up by 1 when ``lo <= hi`` and down by 1
-  otherwise; a zero step yields ``lo`` once if ``lo != hi`` (all as Soufflé).
+  otherwise; a zero step yields ``lo`` once if ``lo != hi`` (all as Soufflé). One
+  call yields at most :data:`RANGE_LIMIT` values (10 million): a larger span, an
+  infinite bound or a float step too small to advance is a :class:`FunctorError`.
 - Conversions to the same type (``to_number`` of a number) are accepted as the
   identity; Soufflé rejects them as type errors.
 """
@@ -141,7 +149,29 @@ def wrap_unsigned(value: int) -> int:
     return value & _MASK
 
 
-WRAP = {"number": wrap_number, "unsigned": wrap_unsigned, "float": float}
+#: The message of a float operation whose result is NaN.
+NAN_RESULT = "a float operation gives NaN (not a number), never a value,"
+
+
+def not_nan(value) -> float:
+    """``value`` as a float; :class:`FunctorError` if it is NaN. NaN is never a
+    value: a row holding it could never be retracted (NaN is not equal to
+    itself), so the operation that produces it fails instead.
+
+    >>> not_nan(float("inf")) - 1
+    inf
+    >>> not_nan(float("inf") - float("inf"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    datalog.dialect.functors.FunctorError: error: a float operation gives NaN ...
+    """
+    value = float(value)
+    if value != value:
+        raise FunctorError(NAN_RESULT)
+    return value
+
+
+WRAP = {"number": wrap_number, "unsigned": wrap_unsigned, "float": not_nan}
 
 
 # ---------------------------------------------------------------- tables
@@ -267,7 +297,7 @@ def _div(t: str) -> Callable:
     def div(a, b):
         _check_divisor(b)
         if t == "float":
-            return a / b
+            return not_nan(a / b)
         q = abs(a) // abs(b)
         return WRAP[t](q if (a < 0) == (b < 0) else -q)
     return div
@@ -290,7 +320,7 @@ def _pow(t: str) -> Callable:
                 raise FunctorError(f"{a} ^ {b}: {exc}") from None
             if isinstance(result, complex):
                 raise FunctorError(f"{a} ^ {b} is not a real number")
-            return result
+            return not_nan(result)
         if b >= 0:
             return WRAP[t](pow(a, b, _MODULUS))
         if a == 0:
@@ -427,10 +457,38 @@ def _ord(value: Any) -> int:
     return int(value) if not isinstance(value, float) else _float_to_integer(value, "number")
 
 
+#: The most values one call of ``range`` may yield (a larger span is an error,
+#: not a run that fills the memory).
+RANGE_LIMIT = 10_000_000
+
+
+def range_size(lo, hi, step) -> float:
+    """How many values ``range(lo, hi, step)`` yields (``inf`` for a float range
+    that never ends)."""
+    if step == 0:
+        return 1 if lo != hi else 0
+    if (step > 0 and lo >= hi) or (step < 0 and lo <= hi):
+        return 0
+    if isinstance(step, float) or isinstance(lo, float):
+        span = (hi - lo) / step
+        if span != span or span == math.inf or lo + step == lo:
+            return math.inf  # an infinite bound, or a step too small to advance
+        return math.ceil(span)
+    return -((lo - hi) // step)
+
+
 def _range(t: str) -> Callable:
-    def generate(lo, hi, step=None) -> Iterator:
+    def values(lo, hi, step=None) -> Iterator:
         if step is None:
             step = 1 if lo <= hi else -1
+        size = range_size(lo, hi, step)
+        if size > RANGE_LIMIT:
+            shown = "never ends" if size == math.inf else \
+                f"yields more than {RANGE_LIMIT:,} values, the limit of one range"
+            raise FunctorError(f"range({lo}, {hi}, {step}) {shown}")
+        return generate(lo, hi, step)
+
+    def generate(lo, hi, step) -> Iterator:
         if step == 0:
             if lo != hi:
                 yield lo
@@ -439,7 +497,7 @@ def _range(t: str) -> Callable:
         while (x < hi) if step > 0 else (x > hi):
             yield x
             x += step
-    return generate
+    return values
 
 
 def _autoinc_unbound() -> int:

@@ -4,12 +4,23 @@
 - ``.input r`` reads ``DIR/r.facts``: one row per line, columns separated by a tab
   (``delimiter=`` changes it), symbols unquoted as Soufflé writes them; the
   directive's ``filename=`` names another file (relative to ``DIR``) and
-  ``headers=true`` skips the first line. Blank lines are skipped (except for a
-  relation of arity 0, where any line is its one empty row, a line that holds the
-  delimiter, and a line of spaces for one symbol column).
+  ``headers=true`` skips the first line. Lines end at ``\n`` (a ``\r`` before it
+  is dropped) and nowhere else: a form feed, U+2028 or ``\x1c`` is data, as in
+  Soufflé. A UTF-8 byte-order mark at the start of the file is skipped. Blank
+  lines (ASCII blanks only) are skipped, except for a relation of arity 0, where
+  any line is its one empty row, a line that holds the delimiter, and a line of
+  spaces for one symbol column.
+- Numbers are read as Soufflé reads them: ASCII digits only, decimal with an
+  optional sign, ``0x``/``0b`` (no ``1_000``, no Arabic-Indic digits, which
+  Python's ``int()`` would take); floats in decimal or exponent form, ``inf`` and
+  ``infinity``; ``nan`` is refused (see :mod:`datalog.dialect.functors`: NaN is
+  never a value).
 - ``.output r`` writes ``DIR/r.csv`` (or ``filename=``), tab separated (or
   ``delimiter=``), rows sorted; ``IO=stdout`` (or the command line's ``-D -``)
-  prints the relation to standard output instead.
+  prints the relation to standard output instead. A file is written only when
+  it reads back to exactly its rows: a row the format cannot hold (a symbol with
+  a line break or the delimiter, ...) is an error naming the relation and the
+  file (:func:`unreadable`).
 - ``.printsize r`` prints ``r<TAB>count``.
 
 A value that does not fit its column is a :class:`~datalog.errors.DataError` at
@@ -35,10 +46,11 @@ datalog.errors.DataError: .../bad.facts:2: error: column 1 (x) of `edge` is a nu
 from __future__ import annotations
 
 import os
-import tempfile
+import re
 from collections.abc import Iterable
 from typing import Protocol
 
+from datalog import sandbox
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.errors import DataError, Diagnostic, Span
 
@@ -177,6 +189,10 @@ def check_outputs(outputs: Iterable[Directive], output_dir: str,
         if output_dir == "-" or is_stdout(io):
             continue
         path = os.path.normpath(output_path(io, output_dir, extension))
+        if os.path.isdir(path) and extension != "parquet":
+            raise DataError([Diagnostic(
+                "error", f".output {io.relation}: cannot write {path}: it is a folder",
+                None)])
         if path in seen:
             raise DataError([Diagnostic(
                 "error", f".output {seen[path].relation} and .output {io.relation} both "
@@ -198,18 +214,46 @@ def check_io(io: Directive) -> None:
                      f"(supported: {', '.join('IO=' + a for a in allowed)})", None)])
 
 
+#: What counts as blank in a fact file: C's ``isspace`` (Java's ``\s``), not
+#: Unicode's (``str.strip()`` would also strip ``\x1c`` or U+2028).
+BLANKS = " \t\n\v\f\r"
+#: An integer column's text (Spark's reader uses the same expression).
+INTEGER_TEXT = r"[ \t\n\x0b\f\r]*(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[+-]?[0-9]+)[ \t\n\x0b\f\r]*"
+#: A float column's text: decimal or exponent form, ``inf``, ``infinity``; no NaN.
+FLOAT_TEXT = (r"[ \t\n\x0b\f\r]*[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?"
+              r"|\.[0-9]+(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity))[ \t\n\x0b\f\r]*")
+_INTEGER = re.compile(INTEGER_TEXT, re.ASCII)
+_FLOAT = re.compile(FLOAT_TEXT, re.ASCII)
+#: A UTF-8 byte-order mark, skipped at the start of a fact file.
+BOM = "\ufeff"
+
+
 def parse_value(text: str, type_: str):
     """A column value from its text; ``ValueError`` when it does not fit.
 
     >>> parse_value("-3", "number"), parse_value("2.5", "float"), parse_value("x y", "symbol")
     (-3, 2.5, 'x y')
+    >>> for bad in ("1_000", "\u0661", "nan", "0x_1"):
+    ...     try:
+    ...         parse_value(bad, "float" if bad == "nan" else "number")
+    ...     except ValueError:
+    ...         print("refused", ascii(bad))
+    refused '1_000'
+    refused '\\u0661'
+    refused 'nan'
+    refused '0x_1'
     """
     if type_ == "symbol":
         return text
-    text = text.strip()
     if type_ == "float":
+        if _FLOAT.fullmatch(text) is None:
+            raise ValueError(text)
         return float(text)
-    value = int(text, 0) if text[:2].lower() in ("0x", "0b") else int(text)
+    if _INTEGER.fullmatch(text) is None:
+        raise ValueError(text)
+    text = text.strip(BLANKS)
+    prefix = text[:2].lower()
+    value = int(text[2:], 16 if prefix == "0x" else 2) if prefix in ("0x", "0b") else int(text)
     if type_ == "unsigned" and not 0 <= value <= UNSIGNED_MAX:
         raise ValueError(text)
     if type_ == "number" and not NUMBER_MIN <= value <= NUMBER_MAX:
@@ -246,6 +290,8 @@ def missing_file(relation: Relation, path: str) -> DataError:
 
 def read_facts(path: str, relation: Relation, io: Directive | None = None) -> set[tuple]:
     """The rows of a fact file for ``relation`` (see the module docstring)."""
+    if path != "-":
+        sandbox.check(path, f"fact file for `{relation.name}`")
     try:
         if path == "-":
             import sys
@@ -261,7 +307,7 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
             "error", f"cannot read fact file for `{relation.name}`: {path}: {exc}",
             None)]) from None
     sep = delimiter(io)
-    lines = text.splitlines()
+    lines = fact_lines(text)
     start = 1 if io is not None and is_true(io.param("headers")) else 0
     rows: set[tuple] = set()
     arity = relation.arity
@@ -269,7 +315,7 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
         if arity == 0:
             rows.add(())
             continue
-        if not line.strip() and not (sep in line if arity > 1
+        if not line.strip(BLANKS) and not (sep in line if arity > 1
                                      else relation.types[0] == "symbol" and line):
             continue  # a blank line; but `\t` is a row of two empty symbols
         fields = line.split(sep)
@@ -285,6 +331,21 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
     return rows
 
 
+def fact_lines(text: str) -> list[str]:
+    """The lines of a fact file's text: split at ``\\n`` only, a ``\\r`` before it
+    dropped, a byte-order mark at the start skipped.
+
+    >>> fact_lines("\ufeffa\\fb\\x1cc\\u2028d\\r\\ne\\n")
+    ['a\\x0cb\\x1cc\\u2028d', 'e']
+    """
+    if text.startswith(BOM):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def format_value(value) -> str:
     """A value as Soufflé writes it: numbers in decimal, floats in Python's
     shortest round-trip form, symbols as they are."""
@@ -294,18 +355,66 @@ def format_value(value) -> str:
 
 
 def format_rows(rows: Iterable[tuple], relation: Relation,
-                io: Directive | None = None) -> str:
-    """The text of an output file: one line per row, sorted."""
+                io: Directive | None = None, target: str | None = None) -> str:
+    """The text of an output file: one line per row, sorted. With ``target`` (the
+    file it is for) a row that would not read back as itself is an error
+    (:func:`unreadable`)."""
     sep = delimiter(io)
-    lines = [sep.join(format_value(v) for v in row) for row in sorted(rows)]
+    ordered = sorted(rows)
+    lines = [sep.join(format_value(v) for v in row) for row in ordered]
     if relation.arity == 0:
         lines = ["()" for _ in lines]
-    if io is not None and is_true(io.param("headers")):
+    headers = io is not None and is_true(io.param("headers"))
+    if target is not None and relation.arity:
+        for number, (line, row) in enumerate(zip(lines, ordered)):
+            problem = unreadable(line, row, sep, first=number == 0 and not headers)
+            if problem is not None:
+                raise unreadable_error(f"cannot write `{relation.name}` to {target}: the row "
+                                       f"{_shown(row)}", problem, hinted=io is not None)
+    if headers:
         lines.insert(0, sep.join(relation.attributes))
     text = "".join(line + "\n" for line in lines)
     if not _encodable(text):
         raise _unwritable(text, relation)
     return text
+
+
+def unreadable(line: str, row: tuple, sep: str, first: bool = False) -> str | None:
+    """What in ``line``, the text of ``row``, would not read back as ``row``, or
+    ``None`` (``first``: the file's first line).
+
+    >>> unreadable("a\\tb", ("a", "b"), "\\t"), unreadable("a\\nb\\tc", ("a\\nb", "c"), "\\t")
+    (None, 'a line break')
+    >>> unreadable("a   b", ("a ", "b"), "  ")   # splits as 'a', ' b'
+    "the delimiter '  '"
+    """
+    if "\n" in line:
+        return "a line break"
+    if line.endswith("\r"):
+        return "a carriage return at the end of its line"
+    if first and line.startswith(BOM):
+        return "a byte-order mark at the start of the file (readers skip it)"
+    if line.split(sep) != [format_value(v) for v in row]:
+        return "a tab (the delimiter)" if sep == "\t" else f"the delimiter {sep!r}"
+    if line == "" and len(row) == 1:
+        return "nothing: an empty symbol alone on its line is a blank line, which readers skip"
+    return None
+
+
+def unreadable_error(what: str, problem: str, hinted: bool) -> DataError:
+    """The error for a row (``what`` names it and the file) that holds
+    ``problem``; ``hinted``: suggest another ``delimiter=`` when it is the
+    delimiter."""
+    return DataError([Diagnostic(
+        "error", f"{what} holds {problem}, which a fact file cannot hold (it would read "
+                 "back as another row)", None,
+        hint="Soufflé's fact format has no quoting or escapes"
+             + ("; choose another delimiter=" if "delimiter" in problem and hinted else ""))])
+
+
+def _shown(row: tuple) -> str:
+    text = ascii(row)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _unwritable(text: str, relation: Relation) -> DataError:
@@ -332,35 +441,26 @@ def frame_stdout(name: str, text: str) -> str:
     return f"{'-' * 15}\n{name}\n{rule}\n{text}{rule}\n"
 
 
-def write_files(contents: dict[str, str]) -> None:
-    """Write several files all or nothing as far as the file system allows: each
-    goes to a temporary file in its directory first; they are renamed into place
-    only once all were written. Files get the usual permissions (``0666`` less
-    the umask: ``0644`` under umask ``022``), as ``open()`` would give them."""
-    temps: list[tuple[str, str]] = []
-    mode = 0o666 & ~_umask()
+def write_files(contents: dict[str, str], folder: str | None = None) -> None:
+    """Write several files all or nothing (:mod:`datalog.dialect.journal`: each
+    to a temporary file beside it, then a journal in ``folder``, then the
+    renames); a crash in between is finished by the next call for ``folder``.
+    ``folder`` defaults to the folder the paths share. Files get the usual
+    permissions (``0666`` less the umask: ``0644`` under umask ``022``)."""
+    from datalog.dialect.journal import recover, replace_all
+
+    for path in contents:
+        sandbox.check(path, "output")
+    if folder is not None:
+        sandbox.check(folder, "output folder")
     try:
-        for path, text in contents.items():
-            directory = os.path.dirname(os.path.abspath(path))
-            os.makedirs(directory, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=directory, prefix=".datalog-", suffix=".tmp")
-            temps.append((temp, path))
-            os.fchmod(fd, mode)  # mkstemp makes 0600 files
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-        for temp, path in temps:
-            os.replace(temp, path)
-    except BaseException as exc:  # an OSError, or Ctrl-C: no temporary file stays
-        for temp, _ in temps:
-            if os.path.exists(temp):
-                os.unlink(temp)
-        if not isinstance(exc, (OSError, UnicodeError, ValueError)):
-            raise
+        if not contents:
+            if folder is not None:
+                recover(folder)
+            return
+        if folder is None:
+            folder = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p in contents])
+        replace_all(contents, folder)
+    except (OSError, UnicodeError, ValueError) as exc:
         raise DataError([Diagnostic("error", f"cannot write output: {exc}", None)]) \
             from None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

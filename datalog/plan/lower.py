@@ -136,6 +136,10 @@ def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
     from datalog.plan.expressions import evaluate
 
     if isinstance(term, ast.Constant):     # the common case, fast for large fact lists
+        if column_type == "unsigned" and term.value < 0:  # `-1` read as a number
+            raise CheckError([Diagnostic(
+                "error", f"`{term.value}` does not fit in a 64-bit `unsigned`", term.span,
+                hint="unsigned numbers range from 0 to 2^64 - 1")], sources)
         return float(term.value) if column_type == "float" else term.value
     problem = _not_constant(term)
     if problem is not None:

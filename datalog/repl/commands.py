@@ -17,11 +17,12 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from datalog import sandbox
 from datalog.dialect.io import format_rows, read_facts, write_files
-from datalog.errors import DatalogError, Diagnostic, did_you_mean
+from datalog.errors import DataError, DatalogError, Diagnostic, did_you_mean
 from datalog.repl.program import REPL_PATH
 from datalog.syntax import ast
-from datalog.syntax.render import format_fact, format_value, plural, sort_key
+from datalog.syntax.render import format_fact, plural, sort_key
 from datalog.syntax.statements import WORDS, Statement, meta_words, split_toplevel
 
 if TYPE_CHECKING:
@@ -225,8 +226,20 @@ def _rels(repl: Repl, statement: Statement, args: list[str]) -> None:
         repl.write("  ".join(cells + [size]))
 
 
+def _confined(repl: Repl, statement: Statement, path: str, what: str) -> None:
+    """Refuse ``path`` outside the program's sandbox, at the statement."""
+    try:
+        with sandbox.active(getattr(repl.program, "sandbox", None)):
+            sandbox.check(path, what)
+    except sandbox.SandboxError as error:
+        diagnostic = error.diagnostics[0]
+        raise _error(statement, diagnostic.message, diagnostic.hint, repl.sources(),
+                     word=path) from None
+
+
 def _load(repl: Repl, statement: Statement, args: list[str]) -> None:
     path = args[0]
+    _confined(repl, statement, path, "`:load` file")
     if not os.path.isfile(path):
         raise _error(statement, f"no such file: {path}", None, repl.sources(), word=path)
     if path.endswith(".dl"):
@@ -255,20 +268,20 @@ def _load(repl: Repl, statement: Statement, args: list[str]) -> None:
 
 def _save(repl: Repl, statement: Statement, args: list[str]) -> None:
     directory = args[0]
+    _confined(repl, statement, directory, "`:save` folder")
     files = {}
     total = 0
     for name in repl.relation_names():
         rows = repl.session.query(name)
-        for row in rows:
-            for value in row:
-                if isinstance(value, str) and any(c in value for c in "\t\n\r"):
-                    raise _error(statement, f"cannot save `{name}`: the symbol "
-                                 f"{format_value(value)} holds a tab or a line break, "
-                                 "which a .facts file cannot", None, repl.sources())
-        files[os.path.join(directory, f"{name}.facts")] = format_rows(
-            rows, repl.program.plan.relations[name])
+        path = os.path.join(directory, f"{name}.facts")
+        try:
+            files[path] = format_rows(rows, repl.program.plan.relations[name], target=path)
+        except DataError as error:
+            raise _error(statement, error.diagnostics[0].message.replace(
+                "cannot write", "cannot save", 1), error.diagnostics[0].hint,
+                repl.sources()) from None
         total += len(rows)
-    write_files(files)
+    write_files(files, directory)
     repl.write(f"saved {plural(len(files), 'relation')} ({plural(total, 'row')}) "
                f"to {directory}")
 

@@ -33,6 +33,7 @@ import dataclasses
 import heapq
 import os
 import re
+import stat
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,6 +42,7 @@ from typing import NamedTuple
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
+from datalog import sandbox
 from datalog.errors import Diagnostic, ParseError
 from datalog.syntax.ast import (
     Atom,
@@ -70,6 +72,8 @@ MAX_INCLUDE_DEPTH = 64
 #: The path of text typed at the REPL's prompt (``datalog.repl.program.REPL_PATH``):
 #: its syntax errors may point at the REPL's commands.
 INTERACTIVE_PATH = "<repl>"
+#: The largest program file (or included file) read, in bytes.
+MAX_SOURCE_BYTES = 256 * 2**20
 #: A file's syntax errors are reported up to this many.
 MAX_SYNTAX_ERRORS = 20
 
@@ -135,7 +139,11 @@ class _Loader:
             raise ParseError([Diagnostic("error", f"`#include` cycle: {cycle}", span)],
                              self.sources)
         try:
-            text = _read(path)
+            sandbox.check(path, f"included file `{name}`", span)
+        except sandbox.SandboxError as error:
+            raise ParseError(error.diagnostics, self.sources) from None
+        try:
+            text = _read(path, regular=True)
         except (OSError, UnicodeDecodeError, ValueError) as e:
             reason = getattr(e, "strerror", None) or str(e)
             hint = None
@@ -331,9 +339,28 @@ def _offset(text: str, span: Span | None) -> int | None:
     return start + max(span.column - 1, 0)
 
 
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8", errors="strict") as f:
-        return f.read()
+def _read(path: str, regular: bool = False) -> str:
+    """The text of a program file: at most :data:`MAX_SOURCE_BYTES`, and with
+    ``regular`` (an ``#include``) only a regular file -- never a device, a FIFO
+    or a folder, whose reading could block or never end. ``ValueError`` says
+    why not."""
+    fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if regular else 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if regular and not stat.S_ISREG(info.st_mode):
+            kind = ("a folder" if stat.S_ISDIR(info.st_mode) else "a FIFO"
+                    if stat.S_ISFIFO(info.st_mode) else "a device"
+                    if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+                    else "not a regular file")
+            raise ValueError(f"it is {kind}; only regular files can be included")
+        if regular:
+            os.set_blocking(fd, True)
+        too_big = info.st_size > MAX_SOURCE_BYTES
+        data = b"" if too_big else f.read(MAX_SOURCE_BYTES + 1)
+    if too_big or len(data) > MAX_SOURCE_BYTES:
+        raise ValueError(f"it is larger than {MAX_SOURCE_BYTES:,} bytes, the limit of a "
+                         "program file")
+    return data.decode("utf-8", errors="strict")
 
 
 def _syntax_error(e: UnexpectedInput, text: str, path: str, columns, lark: Lark,
@@ -378,6 +405,7 @@ def parse_file(path: str | os.PathLike, *, macros: Mapping[str, object] | None =
     """Parse the program in the file at ``path`` (and the files it includes);
     ``macros`` and ``include_dirs`` as for :func:`parse`."""
     path = os.fspath(path)
+    sandbox.check(path, "program file")
     try:
         text = _read(path)
     except (OSError, UnicodeDecodeError, ValueError) as e:

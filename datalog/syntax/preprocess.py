@@ -49,6 +49,9 @@ from datalog.syntax.condition import ConditionError, Token, evaluate, tokens
 
 #: How deeply macro expansions may nest before we call it a loop.
 MAX_EXPANSION_DEPTH = 64
+#: The most characters one macro use may expand to (macros that double their
+#: text at each level would otherwise fill the memory in a few lines).
+MAX_EXPANSION_SIZE = 1_000_000
 
 _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([A-Za-z_]\w*)?")
 _IDENT = re.compile(r"[A-Za-z_?][\w?]*")
@@ -145,6 +148,8 @@ class _Preprocessor:
         self.include = include
         self.macros = macros
         self.sources = {path: text}
+        #: (macro, disabled macros) -> its expansion, for the line being expanded
+        self.expanded: dict[tuple[str, frozenset], str] = {}
 
     def error(self, message: str, line: int, column: int, end: int,
               hint: str | None = None) -> ParseError:
@@ -316,6 +321,7 @@ class _Preprocessor:
                 last = after + 1
             else:
                 body = macro.body
+            self.expanded = {}
             body = self.rescan(body, {macro.name}, number, first - 1, last - 1, 1)
             inner = tokens(_strip_comments(body, keep_columns=True), 1)
             out += self.expand_condition(inner, line, number, (first, last),
@@ -361,6 +367,7 @@ class _Preprocessor:
 
     def expand_line(self, line: str, number: int, in_comment: bool):
         """Expand macros in one line. Returns (text, runs or None, in_comment)."""
+        self.expanded = {}
         pieces: list[tuple[str, int, int, bool]] = []  # (text, orig_start, orig_end, literal)
         changed = False
         pos = 0
@@ -461,6 +468,7 @@ class _Preprocessor:
             raise self.error("macro expansion nests too deeply", number, start + 1, end + 1)
         out = []
         pos = 0
+        size = len(text)
         for m in _PIECE.finditer(text):
             if m.start() < pos:
                 continue
@@ -481,9 +489,18 @@ class _Preprocessor:
                     pos = m.end()
                     continue
                 body = self.substitute(macro, args, number, start, end)
-            else:
-                body = macro.body
-            out.append(self.rescan(body, disabled | {word}, number, start, end, depth + 1))
+                out.append(self.rescan(body, disabled | {word}, number, start, end, depth + 1))
+            else:  # an object-like macro expands alike wherever it is: once per line
+                key = (word, frozenset(disabled))
+                if key not in self.expanded:
+                    self.expanded[key] = self.rescan(macro.body, disabled | {word}, number,
+                                                     start, end, depth + 1)
+                out.append(self.expanded[key])
+            size += len(out[-1])
+            if size > MAX_EXPANSION_SIZE:
+                raise self.error(f"this macro expands to more than {MAX_EXPANSION_SIZE:,} "
+                                 "characters", number, start + 1, end + 1,
+                                 hint="a macro that uses another twice doubles at each level")
             pos = stop
         return "".join(out)
 

@@ -79,7 +79,7 @@ def test_repl_save_of_an_unencodable_symbol_names_the_relation_and_goes_on(tmp_p
     script = b's("a\xffb").\n:save saved\ns("ok").\n:dump\n'
     status, out, err = datalog(["repl", "r.dl"], tmp_path, script)
     assert "Traceback" not in out + err
-    assert "error: cannot write `s`: the row 'a\\udcffb' holds U+DCFF" in err
+    assert "<repl>:2:1: error: cannot save `s`: the row 'a\\udcffb' holds U+DCFF" in err
     assert 's("ok")' in out and "2 rows" in out
     assert status == 1
     assert not (tmp_path / "saved").exists()

@@ -55,7 +55,7 @@ def test_save_refuses_symbols_that_a_facts_file_cannot_hold(tmp_path):
     repl = Repl(str(DATA / "people.dl"), out=out, err=out)
     repl.feed_lines(['person("a\\tb", 1, 1.0).', f":save {tmp_path / 'x'}"])
     assert repl.failed
-    assert "holds a tab or a line break" in out.getvalue()
+    assert "holds a tab (the delimiter)" in out.getvalue()
     assert not (tmp_path / "x").exists()
 
 

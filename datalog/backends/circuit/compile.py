@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from datalog.backends.errors import functor_error
-from datalog.dialect.functors import WRAP, FunctorError, Overload
+from datalog.dialect.functors import WRAP, FunctorError, Overload, not_nan
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
 from datalog.plan.expressions import Codegen
 from datalog.plan.ir import (
@@ -431,7 +431,7 @@ class _PipelineBuilder:
         tagged = rows.map(tag).plus(
             seeds.map(self._function(self._gen(), "t", ["return t + (0, None)"], "seed tag")))
         groups = tagged.index_by(tuple(range(k)))
-        return groups.aggregate(_aggregator(step, k),
+        return groups.aggregate(_aggregator(step, k, self.rule),
                                 label=f"{step.kind} [{self.rule.label}]")
 
     # ------------------------------------------------------------ fused steps
@@ -537,10 +537,22 @@ def _tuple_source(items: list[str]) -> str:
     return f"({', '.join(items)},)"
 
 
-def _aggregator(step: Aggregate, k: int):
+def _aggregator(step: Aggregate, k: int, rule=None):
     """The group function for ``ix.aggregate``: values are ``key + (0, None)``
     (the seed: the group exists) or ``key + (1, target)`` (one body row), each
-    with its weight (the number of derivations)."""
+    with its weight (the number of derivations). A float sum or mean that is
+    NaN is an error at ``rule``."""
+    compute = _group_function(step, k)
+
+    def aggregate(values):
+        try:
+            return compute(values)
+        except FunctorError as error:
+            raise functor_error(error.diagnostics[0].message, rule) from None
+    return aggregate
+
+
+def _group_function(step: Aggregate, k: int):
     kind = step.kind
     wrap = WRAP.get(step.type, lambda v: v)
 
@@ -554,13 +566,12 @@ def _aggregator(step: Aggregate, k: int):
         if kind == "count":
             return count
         if kind == "sum":
-            return wrap(sum(t * w for t, w in targets)) if step.type != "float" \
-                else float(sum(t * w for t, w in targets))
+            return wrap(sum(t * w for t, w in targets))
         if not targets:
             return None
         if kind == "min":
             return min(t for t, _ in targets)
         if kind == "max":
             return max(t for t, _ in targets)
-        return sum(t * w for t, w in targets) / count    # mean
+        return not_nan(sum(t * w for t, w in targets) / count)    # mean
     return aggregate

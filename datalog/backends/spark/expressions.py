@@ -35,7 +35,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 from datalog.backends.spark.errors import FUNCTOR_MARK
-from datalog.dialect.functors import COMPARISONS
+from datalog.dialect.functors import COMPARISONS, NAN_RESULT, RANGE_LIMIT
 from datalog.plan.expressions import resolve
 from datalog.plan.ir import Call, Col, Const, Expr
 
@@ -147,7 +147,8 @@ def compile_expr(expr: Expr, scope: Scope, hint: str | None = None):
     if len(args) == 1 and op in UNARY:
         return UNARY[op](t, args[0])
     if op in BINARY:
-        return BINARY[op](t, *args)
+        result = BINARY[op](t, *args)
+        return not_nan(result) if t == "float" else result
     if op in FUNCTORS:
         return FUNCTORS[op](t, *args)
     raise ValueError(f"the Spark executor has no implementation of `{op}`")
@@ -203,6 +204,13 @@ def full_match(pattern, text):
     compile into false, as the local engine and Soufflé do)."""
     f = F()
     return f.regexp_like(text, f.concat(f.lit("^(?:"), pattern, f.lit(")\\z")))
+
+
+def not_nan(x):
+    """``x``, or a functor error where it is NaN (never a value: see
+    :func:`datalog.dialect.functors.not_nan`)."""
+    f = F()
+    return f.when(f.isnan(x), fail(NAN_RESULT)).otherwise(x)
 
 
 def _divide(t, a, b):
@@ -464,7 +472,10 @@ def layout(digits, point):
         f.when(n > 1, f.concat(f.lit("."), f.call_function("substring", digits, f.lit(2))))
         .otherwise(f.lit("")),
         f.lit("e"), f.when(e < 0, f.lit("-")).otherwise(f.lit("+")),
-        f.lpad(f.abs(e).cast("string"), 2, "0"))
+        f.lpad(f.abs(e).cast("string"), 2, "0"))  # lpad cuts: 3 digits kept below
+    scientific = f.when(f.abs(e) >= 100, f.concat(
+        f.substring(scientific, 1, f.length(scientific) - 2), f.abs(e).cast("string"))
+    ).otherwise(scientific)
     fixed = (f.when(point <= 0, f.concat(f.lit("0."), f.repeat(f.lit("0"), -point), digits))
              .when(point >= n, f.concat(digits, f.repeat(f.lit("0"), point - n), f.lit(".0")))
              .otherwise(f.concat(f.call_function("substring", digits, f.lit(1), point),
@@ -521,7 +532,20 @@ def range_values(call: Call, scope: Scope):
         values = f.filter(accumulated, lambda v: f.when(step > 0, v < hi).otherwise(v > hi))
     else:
         values = f.sequence(lo, hi - f.signum(step).cast("long"), step)
+    if t == "float":
+        size = f.ceil((hi - lo) / step)
+        endless = f.isnan(size) | (f.abs(size) == float("inf")) | (lo + step == lo)
+    else:
+        def exact(x):
+            return unsigned_decimal(x) if t == "unsigned" else x.cast("decimal(20,0)")
+        size = f.ceil((exact(hi) - exact(lo)) / exact(step))
+        endless = f.lit(False)
+    shown = f.concat(f.lit("range("), text(t, lo), f.lit(", "), text(t, hi), f.lit(", "),
+                     text(t, step), f.lit(") "))
     return (f.when((step == 0) & (lo != hi), f.array(lo))
+            .when(going & endless, fail(f.concat(shown, f.lit("never ends"))))
+            .when(going & (size > RANGE_LIMIT), fail(f.concat(shown, f.lit(
+                f"yields more than {RANGE_LIMIT:,} values, the limit of one range"))))
             .when(going, values)
             .otherwise(empty))
 

@@ -4,10 +4,12 @@ Inputs and outputs follow :mod:`datalog.dialect.io` (its paths, parameters,
 validation and messages; this module only says how Spark does it). ``.input r`` reads
 ``FACTS/r.facts`` (or the directive's ``filename=``): one row per line, columns
 separated by a tab (or ``delimiter=``), symbols unquoted, ``headers=true`` skips
-the first line, blank lines are skipped. Spark's CSV reader reads each file as
-one string column per line (no quoting, no escapes: the line as it is; the
-reader drops the header line of each file itself); the split into columns and
-the typing happen in Spark expressions. A row that does not fit raises inside
+the first line, blank lines are skipped. Spark's text reader reads each file as
+one string column per line (the line as it is); the split into columns and
+the typing happen in Spark expressions, by the dialect's rules (lines end at
+``\\n``, a byte-order mark opening the file skipped, blanks are ASCII's, a
+line holding the delimiter is a row, numbers in :data:`INTEGER_TEXT` /
+:data:`FLOAT_TEXT`). A row that does not fit raises inside
 the job with its file and text; :func:`locate` then finds its line number for
 the message (the error path reads the file, nothing else does).
 
@@ -32,25 +34,44 @@ import re
 import shutil
 import tempfile
 
-from datalog.backends.spark.expressions import F, big, flip, parse_float, text, unsigned_decimal
+from datalog import sandbox
+from datalog.backends.spark.expressions import (
+    F,
+    big,
+    bind,
+    flip,
+    parse_float,
+    text,
+    unsigned_decimal,
+)
 from datalog.backends.spark.pipeline import SPARK_TYPES
 from datalog.dialect.io import (
+    BOM,
+    FLOAT_TEXT,
+    INTEGER_TEXT,
     data_error,
     delimiter,
     frame_stdout,
     is_true,
     missing_file,
     output_path,
+    unreadable_error,
     wrong_arity,
     wrong_value,
 )
-from datalog.errors import DataError
+from datalog.dialect.journal import STAGING_PREFIX, recover, rename_all
+from datalog.errors import DataError, Diagnostic
 from datalog.plan.ir import IOPlan, RelationPlan
 
 #: The mark of a bad input row inside a Spark error: ``[path] message|line``.
 DATA_MARK = "datalog data error "
 _DATA = re.compile(re.escape(DATA_MARK) + r"\[([^\]]*)\] (.*?)\x1f(.*?)\x1f")
-_INPUT_INTEGER = r"^\s*(?:0[xX][0-9a-fA-F]+|0[bB][01]+|[+-]?[0-9]+)\s*$"
+#: The mark of an output row the format cannot hold: ``message`` then the row.
+OUTPUT_MARK = "datalog output error "
+_OUTPUT = re.compile(re.escape(OUTPUT_MARK) + r"(.*?)\x1f(.*?)\x1f", re.DOTALL)
+_INPUT_INTEGER = f"^{INTEGER_TEXT}$"
+_INPUT_FLOAT = f"^{FLOAT_TEXT}$"
+
 def split_pattern(delimiter: str) -> str:
     """A Java regular expression matching ``delimiter`` literally."""
     return "\\Q" + delimiter.replace("\\E", "\\E\\\\E\\Q") + "\\E"
@@ -61,27 +82,40 @@ def split_pattern(delimiter: str) -> str:
 
 def read_input(spark, io: IOPlan, relation: RelationPlan, path: str):
     """The rows of ``relation``'s input file at ``path`` as a DataFrame (``c0``, ...)."""
+    sandbox.check(path, f"fact file for `{relation.name}`")
     if "://" not in path and not os.path.isfile(path):
         raise missing_file(relation, path)
     f = F()
-    reader = (spark.read.schema("line string")
-              .option("sep", "\u0001").option("quote", "").option("escape", "\u0001")
-              .option("comment", "").option("lineSep", "\n")
-              .option("ignoreLeadingWhiteSpace", False)
-              .option("ignoreTrailingWhiteSpace", False)
-              .option("nullValue", "\u0001\u0002").option("emptyValue", "")
-              .option("header", is_true(io.param("headers")))
-              .option("encoding", "UTF-8"))
     # absolute: a Spark Connect server resolves relative paths in its own directory
     where = path if "://" in path else os.path.abspath(path)
-    lines = reader.csv(where).select(f.regexp_replace("line", "\r$", "").alias("line"))
+    # The text reader, not the CSV reader: that one drops every line of characters
+    # below U+0021 (a line of spaces, "\t", "\x1c"), which are rows here.
+    raw = spark.read.option("lineSep", "\n").text(where)
+    # the file's first line: the first row of the split at offset 0, which is the
+    # first split of its partition (Spark packs a file's splits in offset order)
+    first = ((f.input_file_block_start() == 0)
+             & (f.monotonically_increasing_id().bitwiseAND(2**33 - 1) == 0))
+    lines = raw.select(f.regexp_replace("value", "\r$", "").alias("line"),
+                       first.alias("first"))
+    if is_true(io.param("headers")):
+        lines = lines.filter(~f.col("first"))
+    elif starts_with_bom(path):
+        lines = lines.select(f.when(f.col("first"), f.regexp_replace("line", f"^{BOM}", ""))
+                             .otherwise(f.col("line")).alias("line"))
+    lines = lines.select("line")
     arity = relation.arity
     if arity == 0:
         return lines.limit(1).select()
-    keep_blank = arity == 1 and relation.types[0] == "symbol"
-    blank = f.col("line").rlike(r"^\s*$")
-    lines = lines.filter(~blank | ((f.length("line") > 0) if keep_blank else f.lit(False)))
-    fields = f.split(f.col("line"), split_pattern(delimiter(io)), -1)
+    sep = delimiter(io)
+    blank = f.col("line").rlike(r"^[ \t\n\x0b\f\r]*$")
+    if arity > 1:  # `\t` is a row of two empty symbols
+        keep = f.instr(f.col("line"), sep) > 0
+    elif relation.types[0] == "symbol":  # a line of spaces is a symbol
+        keep = f.length("line") > 0
+    else:
+        keep = f.lit(False)
+    lines = lines.filter(~blank | keep)
+    fields = f.split(f.col("line"), split_pattern(sep), -1)
     count = f.size(fields)
 
     def error(message):
@@ -112,7 +146,8 @@ def typed(value, type_: str, wrong):
     if type_ == "symbol":
         return value
     if type_ == "float":
-        return parse_float(value, error=lambda _: wrong)
+        return f.when(~value.rlike(_INPUT_FLOAT), wrong).otherwise(
+            parse_float(value, error=lambda _: wrong))
     hexa = value.rlike(r"^\s*0[xX]")
     binary = value.rlike(r"^\s*0[bB]")
     digits = f.regexp_replace(f.trim(value), "^0[xXbB]", "")
@@ -130,6 +165,17 @@ def typed(value, type_: str, wrong):
             .otherwise(bits.cast("long")))
 
 
+def starts_with_bom(path: str) -> bool:
+    """Whether the local file at ``path`` opens with a UTF-8 byte-order mark."""
+    if "://" in path:
+        return False
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(3) == BOM.encode("utf-8")
+    except OSError:
+        return False
+
+
 def explain_data_error(exc: BaseException) -> DataError | None:
     """The bad input row inside a Spark exception, with its line number when
     the file can be read here."""
@@ -138,6 +184,18 @@ def explain_data_error(exc: BaseException) -> DataError | None:
         return None
     path, message, line = match.groups()
     return data_error(path, locate(path, line), message)
+
+
+def explain_output_error(exc: BaseException) -> DataError | None:
+    """The output row the format cannot hold inside a Spark exception, with
+    the local writer's message."""
+    match = _OUTPUT.search(str(exc))
+    if match is None:
+        return None
+    prefix, line = match.groups()
+    problem = str(exc)[match.end():].split("\n")[0].split(" SQLSTATE")[0].rstrip('". ')
+    return unreadable_error(prefix.removeprefix(OUTPUT_MARK) + ascii(line), problem,
+                            hinted=True)
 
 
 def locate(path: str, line: str) -> int | None:
@@ -162,16 +220,38 @@ def sort_columns(relation: RelationPlan):
             for i, t in enumerate(relation.types)]
 
 
-def text_lines(df, relation: RelationPlan, io: IOPlan | None):
+def text_lines(df, relation: RelationPlan, io: IOPlan | None, target: str | None = None):
     """One string column ``line``: each row as the local engine writes it,
-    sorted."""
+    sorted. With ``target`` (the file it is for), a row that would not read back
+    as itself fails the job as the local writer fails
+    (:func:`datalog.dialect.io.unreadable`; the byte-order mark of a first line
+    is checked on the written file, :meth:`OutputWriter.commit`)."""
     f = F()
     if relation.arity == 0:
         return df.limit(1).select(f.lit("()").alias("line"))
     sep = delimiter(io)
     parts = [text(t, f.col(f"c{i}")) for i, t in enumerate(relation.types)]
     line = parts[0] if len(parts) == 1 else f.concat_ws(sep, *parts)
+    if target is not None and "symbol" in relation.types:
+        line = bind(line, lambda ln: readable(ln, parts, relation, sep, target))
     return df.orderBy(*sort_columns(relation)).select(line.alias("line"))
+
+
+def readable(line, parts, relation: RelationPlan, sep: str, target: str):
+    """``line`` if it reads back as the row of ``parts``, else a failure whose
+    message is the local writer's."""
+    f = F()
+    split = f.split(line, split_pattern(sep), -1)
+    problem = (f.when(f.instr(line, "\n") > 0, f.lit("a line break"))
+               .when(line.endswith("\r"), f.lit("a carriage return at the end of its line"))
+               .when(split != f.array(*parts), f.lit(
+                   "a tab (the delimiter)" if sep == "\t" else f"the delimiter {sep!r}"))
+               .when((f.length(line) == 0) & f.lit(relation.arity == 1), f.lit(
+                   "nothing: an empty symbol alone on its line is a blank line, which "
+                   "readers skip")))
+    prefix = f"{OUTPUT_MARK}cannot write `{relation.name}` to {target}: the row "
+    return f.when(problem.isNull(), line).otherwise(f.raise_error(f.concat(
+        f.lit(prefix), f.lit("\x1f"), line, f.lit("\x1f"), problem)))
 
 
 def typed_frame(df, relation: RelationPlan):
@@ -195,12 +275,14 @@ class OutputWriter:
         self.staging = None
         if self.local:
             os.makedirs(output_dir, exist_ok=True)
+            recover(output_dir)
             self.staging = os.path.abspath(  # as read_input's paths
-                tempfile.mkdtemp(prefix=".datalog-spark-", dir=output_dir))
+                tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=output_dir))
         self.pending: list[tuple[str, str]] = []
 
     def write(self, df, relation: RelationPlan, io: IOPlan) -> None:
         name = output_path(io, "", "parquet" if self.output_format == "parquet" else "csv")
+        sandbox.check(os.path.join(self.output_dir, name), "output")
         if self.local:
             target = os.path.join(self.staging, f"{len(self.pending)}")
         else:
@@ -208,15 +290,33 @@ class OutputWriter:
         if self.output_format == "parquet":
             typed_frame(df, relation).coalesce(1).write.mode("overwrite").parquet(target)
         else:
-            (text_lines(df, relation, io).coalesce(1).write.mode("overwrite")
+            final = os.path.join(self.output_dir, name)
+            (text_lines(df, relation, io, target=final).coalesce(1).write.mode("overwrite")
              .option("lineSep", "\n").text(target))
+            if self.local and relation.arity and not is_true(io.param("headers")):
+                first = self._first_line(target)
+                if first.startswith(BOM):
+                    raise unreadable_error(
+                        f"cannot write `{relation.name}` to {final}: the line {ascii(first)}",
+                        "a byte-order mark at the start of the file (readers skip it)",
+                        hinted=False)
         self.pending.append((target, name))
 
+    @staticmethod
+    def _first_line(directory: str) -> str:
+        parts = sorted(p for p in os.listdir(directory) if p.startswith("part-"))
+        if not parts:
+            return ""
+        with open(os.path.join(directory, parts[0]), encoding="utf-8", newline="") as handle:
+            return handle.readline().rstrip("\n")
+
     def commit(self) -> list[str]:
-        """Moves every written output to its place; the paths written."""
-        written = []
+        """Moves every written output to its place, all or nothing for text
+        outputs (:func:`datalog.dialect.journal.rename_all`; parquet folders are
+        replaced one by one); the paths written."""
         if not self.local:
             return [target for target, _ in self.pending]
+        written, renames = [], []
         for target, name in self.pending:
             final = os.path.join(self.output_dir, name)
             if self.output_format == "parquet":
@@ -226,17 +326,31 @@ class OutputWriter:
             else:
                 parts = sorted(p for p in os.listdir(target) if p.startswith("part-"))
                 os.makedirs(os.path.dirname(os.path.abspath(final)), exist_ok=True)
-                if parts:
-                    os.replace(os.path.join(target, parts[0]), final)
-                else:
-                    open(final, "w").close()
+                part = os.path.join(target, parts[0]) if parts else os.path.join(target, "empty")
+                with open(part, "ab") as handle:  # Spark does not flush to disk
+                    os.fsync(handle.fileno())
+                os.chmod(part, 0o666 & ~_umask())
+                renames.append((part, os.path.abspath(final)))
             written.append(final)
-        self.abort()
+        try:
+            if renames:
+                rename_all(renames, self.output_dir)
+        except OSError as exc:
+            raise DataError([Diagnostic("error", f"cannot write output: {exc}", None)]) \
+                from None
+        finally:
+            self.abort()
         return written
 
     def abort(self) -> None:
         if self.local:
             shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def stdout_text(df, relation: RelationPlan, io: IOPlan | None) -> str:

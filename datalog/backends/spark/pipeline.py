@@ -35,6 +35,7 @@ from datalog.backends.spark.expressions import (
     compile_expr,
     flip,
     literal,
+    not_nan,
     range_values,
     rule_number,
     type_of,
@@ -218,7 +219,8 @@ def aggregate_column(step: Aggregate, scope: Scope):
     target_type = type_of(step.target, scope)
     value = compile_expr(step.target, scope)
     if step.kind == "sum":
-        return f.sum(value).cast(SPARK_TYPES[step.type])
+        total = f.sum(value).cast(SPARK_TYPES[step.type])
+        return not_nan(total) if step.type == "float" else total
     if step.kind in ("min", "max"):
         pick = f.min if step.kind == "min" else f.max
         if target_type == "unsigned":
@@ -226,7 +228,7 @@ def aggregate_column(step: Aggregate, scope: Scope):
         return pick(value)
     if step.kind == "mean":
         if target_type == "float":
-            return f.sum(value) / f.count(f.lit(1))
+            return not_nan(f.sum(value) / f.count(f.lit(1)))
         exact = unsigned_decimal(value) if target_type == "unsigned" else value.cast(
             "decimal(20,0)")
         return f.sum(exact).cast("double") / f.count(f.lit(1))

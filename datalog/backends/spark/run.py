@@ -25,7 +25,13 @@ from datalog.backends.spark.executor import (
     refuse_bound_functors,
     run_settings,
 )
-from datalog.backends.spark.io import OutputWriter, explain_data_error, read_input, stdout_text
+from datalog.backends.spark.io import (
+    OutputWriter,
+    explain_data_error,
+    explain_output_error,
+    read_input,
+    stdout_text,
+)
 from datalog.dialect.io import check_io, check_outputs, input_path, is_stdout, read_facts
 from datalog.errors import DatalogError
 from datalog.plan.ir import ProgramPlan
@@ -126,4 +132,5 @@ def write_outputs(spark, plan: ProgramPlan, relations: dict, output_dir: str,
 
 def spark_error(exc: BaseException, plan: ProgramPlan) -> DatalogError:
     """A failure inside a Spark job as one of our errors."""
-    return explain_data_error(exc) or translate(exc, plan.rules())
+    return (explain_data_error(exc) or explain_output_error(exc)
+            or translate(exc, plan.rules()))
