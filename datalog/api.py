@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from datalog.backends.circuit.compile import UNIT, child_label, compile_plan
 from datalog.backends.errors import iteration_limit
+from datalog.dialect import records
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.dialect.io import (
     check_io,
@@ -50,7 +51,9 @@ from datalog.dialect.io import (
     read_facts,
     write_files,
 )
+from datalog.dialect.records import is_structured
 from datalog.errors import (
+    CheckError,
     DataError,
     DatalogError,
     Diagnostic,
@@ -307,6 +310,18 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
 
 def _run_on_spark(program: Program, fact_dir: str, output_dir: str, **options) -> RunResult:
     from datalog.backends.spark.run import run_on_spark
+
+    # Records and ADT values are Python tuples; the Spark backend's frames
+    # carry primitive columns only.
+    for decl in program.checked.program.relations:
+        for attr, type_ in zip(decl.attributes, program.plan.relations[decl.name].types):
+            if is_structured(type_):
+                raise CheckError([Diagnostic(
+                    "error", f"the Spark engine cannot evaluate records or algebraic data "
+                             f"types: column `{attr.name}` of `{decl.name}` has type "
+                             f"`{attr.type}`", attr.span,
+                    hint="run this program with the local engine (the default)")],
+                    program.sources)
 
     result = run_on_spark(program.plan, fact_dir, output_dir, **options)
     return RunResult(result.files, result.stdout)
@@ -725,18 +740,31 @@ class Session:
                             f"{'s' if plan.arity != 1 else ''}; got {len(row)} in {row!r}")
         values = []
         for value, type_, attribute in zip(row, plan.types, plan.attributes):
-            ok = not isinstance(value, bool)
-            if ok and type_ == "number":
-                ok = isinstance(value, int) and NUMBER_MIN <= value <= NUMBER_MAX
-            elif ok and type_ == "unsigned":
-                ok = isinstance(value, int) and 0 <= value <= UNSIGNED_MAX
-            elif ok and type_ == "float":
-                ok = isinstance(value, (int, float)) and not math.isnan(value)
-                value = float(value) if ok else value
-            elif ok:
-                ok = isinstance(value, str)
-            if not ok:
+            try:
+                if is_structured(type_):
+                    value = records.validate(value, type_, _checked_value)
+                else:
+                    value = _checked_value(value, type_)
+            except ValueError:
                 raise DataError(f"column {attribute} of `{relation}` is {type_}; "
-                                f"got {value!r} in {tuple(row)!r}")
+                                f"got {value!r} in {tuple(row)!r}") from None
             values.append(value)
         return tuple(values)
+
+
+def _checked_value(value, type_: str):
+    """``value`` as a value of the primitive ``type_`` (an ``int`` made a float
+    for a ``float`` column), or ``ValueError``."""
+    ok = not isinstance(value, bool)
+    if ok and type_ == "number":
+        ok = isinstance(value, int) and NUMBER_MIN <= value <= NUMBER_MAX
+    elif ok and type_ == "unsigned":
+        ok = isinstance(value, int) and 0 <= value <= UNSIGNED_MAX
+    elif ok and type_ == "float":
+        ok = isinstance(value, (int, float)) and not math.isnan(value)
+        value = float(value) if ok else value
+    elif ok:
+        ok = isinstance(value, str)
+    if not ok:
+        raise ValueError(value)
+    return value

@@ -39,7 +39,9 @@ import tempfile
 from collections.abc import Iterable
 from typing import Protocol
 
+from datalog.dialect import records
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
+from datalog.dialect.records import is_structured
 from datalog.errors import DataError, Diagnostic, Span
 
 
@@ -204,6 +206,8 @@ def parse_value(text: str, type_: str):
     >>> parse_value("-3", "number"), parse_value("2.5", "float"), parse_value("x y", "symbol")
     (-3, 2.5, 'x y')
     """
+    if is_structured(type_):
+        return records.parse(text, type_, parse_value)
     if type_ == "symbol":
         return text
     text = text.strip()
@@ -230,7 +234,11 @@ def wrong_arity(relation: Relation, found: str) -> str:
 def wrong_value(relation: Relation, column: int, found: str) -> str:
     """The message for the text ``found`` in 0-based ``column``, which does not fit."""
     return (f"column {column + 1} ({relation.attributes[column]}) of `{relation.name}` "
-            f"is {TYPE_NAMES[relation.types[column]]}; found `{found}`")
+            f"is {_type_name(relation.types[column])}; found `{found}`")
+
+
+def _type_name(type_: str) -> str:
+    return records.describe(type_) if is_structured(type_) else TYPE_NAMES[type_]
 
 
 def data_error(path: str, line: int | None, message: str) -> DataError:
@@ -290,6 +298,8 @@ def format_value(value) -> str:
     shortest round-trip form, symbols as they are."""
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, tuple):
+        return records.format_value(value)
     return str(value)
 
 

@@ -13,6 +13,13 @@ that binds the clause's variables left to right. The order is chosen greedily:
    (variables already bound, constants), ties broken by source order; the first
    atom of a rule becomes a scan, the others joins keyed by their bound arguments.
 
+Records and ADT values: a record or constructor term whose variables are bound
+is built (:class:`~datalog.plan.ir.Pack`); one holding unbound variables, as an
+atom's argument or a side of an equality whose other side is bound, is a
+*pattern*: a filter on the value's shape (not ``nil``; the branch) and then an
+assignment or a filter per field (:class:`~datalog.plan.ir.Field`), nested
+patterns in turn.
+
 Aggregates and ``range`` calls anywhere in a term are hoisted into steps of their
 own that bind a hidden variable (``$1``, ``$2``, ...). An aggregate's body is
 planned the same way into a correlated sub-pipeline seeded by the variables it
@@ -39,7 +46,9 @@ from collections.abc import Iterable
 
 from datalog.analysis.transforms.constants import substitute_constants
 from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS
+from datalog.dialect.records import PRIMITIVES, ADTType, RecordType, is_structured
 from datalog.errors import CheckError, Diagnostic
+from datalog.plan.expressions import evaluate
 from datalog.plan.ir import (
     Aggregate,
     Antijoin,
@@ -48,9 +57,11 @@ from datalog.plan.ir import (
     Col,
     Const,
     Expr,
+    Field,
     Filter,
     IOPlan,
     Join,
+    Pack,
     ProgramPlan,
     RelationPlan,
     RulePlan,
@@ -59,7 +70,12 @@ from datalog.plan.ir import (
 )
 from datalog.syntax import ast
 from datalog.syntax.printer import clause_text
-from datalog.syntax.terms import direct_variables, literal_terms, term_variables
+from datalog.syntax.terms import (
+    direct_variables,
+    literal_terms,
+    pattern_variables,
+    term_variables,
+)
 
 
 def plan_program(checked) -> ProgramPlan:
@@ -122,7 +138,6 @@ def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
     ``range`` (several values) and a failing functor (division by zero) are
     each a :class:`~datalog.errors.CheckError` at the term."""
     from datalog.dialect.functors import FunctorError
-    from datalog.plan.expressions import evaluate
 
     if isinstance(term, ast.Constant):     # the common case, fast for large fact lists
         return float(term.value) if column_type == "float" else term.value
@@ -141,8 +156,12 @@ def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
 
 def _not_constant(term: ast.Term) -> tuple[str, ast.Span, str | None] | None:
     """Why ``term`` is not one constant value: (message, place, hint), or None."""
-    if isinstance(term, ast.Constant):
+    if isinstance(term, (ast.Constant, ast.Nil)):
         return None
+    if isinstance(term, (ast.Record, ast.Branch)):
+        return next(filter(None, map(_not_constant, term.args)), None)
+    if isinstance(term, ast.Cast):
+        return _not_constant(term.term)
     if isinstance(term, (ast.BinaryOp, ast.UnaryOp, ast.Functor)):
         if isinstance(term, ast.Functor) and term.name == "range":
             return ("`range` yields several values; assert one fact per value",
@@ -163,6 +182,7 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
     head, body = substitute_constants(head, tuple(body))
     span = head.span
     pipeline = _PipelinePlanner(types, sources or {})
+    pipeline.head_atoms = (head,)
     outer = _outer_variables((head,), body)
     pipeline.plan(body, outer, extra_terms=head.args)
     column_types = types[head.relation]
@@ -186,6 +206,11 @@ class _PipelinePlanner:
         self.generated: dict[int, str] = {}   # id(term) -> hidden variable
         self.counter = [0]
         self.scan_allowed = True
+        self.head_atoms: tuple = ()
+        #: variable -> the column or field type it fills (the type a record
+        #: or ``nil`` equated with it has)
+        self.hints: dict[str, str] = {}
+        self.branches = _branch_types(types)
         for name, type_ in seed:
             self._bind(name, type_)
 
@@ -206,6 +231,11 @@ class _PipelinePlanner:
         ``extra_terms`` (the head) may hold aggregates and ranges too."""
         atoms: list[ast.Atom] = []
         waiting: list = []     # comparisons, negations, generators (var, term)
+        for literal in (*body, *self.head_atoms):
+            atom = literal.atom if isinstance(literal, ast.Negation) else literal
+            if isinstance(atom, ast.Atom) and atom.relation in self.types:
+                for arg, ctype in zip(atom.args, self.types[atom.relation]):
+                    self._hint(arg, ctype)
         for literal in body:
             if isinstance(literal, ast.Atom):
                 atoms.append(literal)
@@ -223,6 +253,17 @@ class _PipelinePlanner:
                                              -atoms.index(a)))
             atoms.remove(atom)
             self._join(atom, waiting)
+
+    def _hint(self, term, type_: str) -> None:
+        if isinstance(term, ast.Variable):
+            self.hints.setdefault(term.name, type_)
+        elif isinstance(term, ast.Record) and isinstance(type_, RecordType):
+            for arg, (_, field_type) in zip(term.args, type_.fields):
+                self._hint(arg, field_type)
+        elif isinstance(term, ast.Branch) and term.name in self.branches:
+            for arg, (_, field_type) in zip(term.args,
+                                            self.branches[term.name].branches[term.name]):
+                self._hint(arg, field_type)
 
     def _bound_args(self, atom: ast.Atom) -> int:
         score = 0
@@ -273,9 +314,11 @@ class _PipelinePlanner:
             self._hoist_term(term.right, waiting)
         elif isinstance(term, ast.UnaryOp):
             self._hoist_term(term.operand, waiting)
-        elif isinstance(term, ast.Functor):
+        elif isinstance(term, (ast.Functor, ast.Record, ast.Branch)):
             for arg in term.args:
                 self._hoist_term(arg, waiting)
+        elif isinstance(term, ast.Cast):
+            self._hoist_term(term.term, waiting)
         # An aggregate's own body is planned in its sub-pipeline.
 
     def hoisted_term(self, term):
@@ -290,6 +333,13 @@ class _PipelinePlanner:
         if isinstance(term, ast.Functor):
             return ast.Functor(term.name, tuple(self.hoisted_term(a) for a in term.args),
                                term.span)
+        if isinstance(term, ast.Record):
+            return ast.Record(tuple(self.hoisted_term(a) for a in term.args), term.span)
+        if isinstance(term, ast.Branch):
+            return ast.Branch(term.name, tuple(self.hoisted_term(a) for a in term.args),
+                              term.span)
+        if isinstance(term, ast.Cast):
+            return ast.Cast(self.hoisted_term(term.term), term.type, term.span)
         return term
 
     def _vars(self, item) -> set[str]:
@@ -340,17 +390,60 @@ class _PipelinePlanner:
         return False
 
     def _try_assign(self, comparison: ast.Comparison) -> bool:
-        """``x = expr`` with ``x`` unbound and ``expr`` bound: an assignment."""
+        """``x = expr`` with ``x`` unbound and ``expr`` bound: an assignment;
+        ``pattern = expr`` with ``expr`` bound: the pattern's filters and
+        assignments."""
         for var, other in ((comparison.left, comparison.right),
                            (comparison.right, comparison.left)):
             other = self.hoisted_term(other)
-            if (isinstance(var, ast.Variable) and var.name not in self.slots
-                    and {v.name for v in term_variables(other)} <= self.slots.keys()):
-                expr, type_ = self.expr(other)
+            if not {v.name for v in term_variables(other)} <= self.slots.keys():
+                continue
+            if isinstance(var, ast.Variable) and var.name not in self.slots:
+                expr, type_ = self.expr(other, self.hints.get(var.name))
                 self.steps.append(Assign(expr))
                 self._bind(var.name, type_)
                 return True
+            if isinstance(var, (ast.Record, ast.Branch)) and any(
+                    v.name not in self.slots for v in pattern_variables(var)):
+                context = self._pattern_type(var)
+                expr, type_ = self.expr(other, context)
+                self._unpack(expr, type_, self.hoisted_term(var))
+                return True
         return False
+
+    def _pattern_type(self, pattern) -> str | None:
+        """The type of a constructor pattern (a record's comes from the other side)."""
+        if isinstance(pattern, ast.Branch):
+            return self.branches.get(pattern.name)
+        return None
+
+    def _unpack(self, source: Expr, type_: str, pattern) -> None:
+        """Match the value ``source`` (of ``type_``) against ``pattern``: keep
+        the rows whose value has the pattern's shape and equal parts, binding
+        its unbound variables."""
+        if isinstance(pattern, ast.Wildcard):
+            return
+        if isinstance(pattern, ast.Variable) and pattern.name not in self.slots:
+            self.steps.append(Assign(source))
+            self._bind(pattern.name, type_)
+            return
+        unbound = any(v.name not in self.slots for v in pattern_variables(pattern)) or any(
+            isinstance(t, ast.Wildcard) for t in _pattern_parts(pattern))
+        if isinstance(pattern, ast.Record) and unbound and isinstance(type_, RecordType):
+            self.steps.append(Filter(Call("!=", (source, Const(())), (type_, type_))))
+            for i, (arg, (_, field_type)) in enumerate(zip(pattern.args, type_.fields)):
+                self._unpack(Field(source, i), field_type, arg)
+            return
+        if isinstance(pattern, ast.Branch) and unbound and isinstance(type_, ADTType) \
+                and pattern.name in type_.branches:
+            self.steps.append(Filter(Call("=", (Field(source, 0), Const(pattern.name)),
+                                          ("symbol", "symbol"))))
+            fields = type_.branches[pattern.name]
+            for i, (arg, (_, field_type)) in enumerate(zip(pattern.args, fields), start=1):
+                self._unpack(Field(source, i), field_type, arg)
+            return
+        value, value_type = self.expr(pattern, type_)
+        self.steps.append(Filter(Call("=", (source, value), (type_, value_type))))
 
     def _ungrounded(self, waiting) -> None:
         diagnostics = []
@@ -390,7 +483,9 @@ class _PipelinePlanner:
                     columns.append(column)
                 continue
             names = {v.name for v in term_variables(arg)}
-            if names <= self.slots.keys():
+            if first and not names:
+                consts.append((column, evaluate(self.expr(arg, ctype)[0], ())))
+            elif names <= self.slots.keys():
                 keys.append((column, self.expr(arg, ctype)[0]))
             else:   # an expression over unbound variables: bind, then compare
                 hidden = self._fresh()
@@ -461,8 +556,14 @@ class _PipelinePlanner:
     # ------------------------------------------------------------ expressions
 
     def _condition(self, comparison: ast.Comparison) -> Expr:
-        left, lt = self.expr(self.hoisted_term(comparison.left))
-        right, rt = self.expr(self.hoisted_term(comparison.right))
+        left_term = self.hoisted_term(comparison.left)
+        right_term = self.hoisted_term(comparison.right)
+        if _needs_context(left_term):
+            right, rt = self.expr(right_term)
+            left, lt = self.expr(left_term, rt)
+        else:
+            left, lt = self.expr(left_term)
+            right, rt = self.expr(right_term, lt if _needs_context(right_term) else None)
         (left, lt), (right, rt) = _unify([(left, lt), (right, rt)])
         return Call(comparison.op, (left, right), (lt, rt))
 
@@ -477,6 +578,8 @@ class _PipelinePlanner:
                     and context in ("number", "unsigned", "float"):
                 return Const(_coerce(term.value, context)), context
             return Const(term.value), term.type
+        if isinstance(term, (ast.Record, ast.Nil, ast.Branch, ast.Cast)):
+            return self._structured(term, context)
         if isinstance(term, ast.BinaryOp):
             args = _unify([self.expr(term.left, context), self.expr(term.right, context)])
             table = BINARY_OPS
@@ -493,6 +596,10 @@ class _PipelinePlanner:
             raise CheckError([Diagnostic("error", "this term cannot be evaluated here",
                                          term.span)], self.sources)
         arg_types = tuple(t for _, t in parts)
+        if any(is_structured(t) for t in arg_types):
+            raise CheckError([Diagnostic(
+                "error", f"`{name}` does not apply to records or ADT values", term.span)],
+                self.sources)
         operator = table.get(name)
         result = operator.result_type(arg_types) if operator is not None else None
         if result is None:
@@ -502,7 +609,93 @@ class _PipelinePlanner:
         return Call(name, tuple(e for e, _ in parts), arg_types), result
 
 
+    def _structured(self, term, context: str | None) -> tuple[Expr, str]:
+        """A record, ``nil``, a constructor or a cast, in a place of type ``context``."""
+        if isinstance(term, ast.Cast):
+            target = self._named_type(term.type)
+            expr, type_ = self.expr(term.term, target or context)
+            return expr, target or type_
+        if isinstance(term, ast.Branch):
+            adt = context if isinstance(context, ADTType) and term.name in context.branches \
+                else self.branches.get(term.name)
+            if adt is None:
+                raise CheckError([Diagnostic("error", f"unknown constructor `${term.name}`",
+                                             term.span)], self.sources)
+            fields = adt.branches[term.name]
+            args = [self._field(a, t) for a, (_, t) in zip(term.args, fields)]
+            return _pack(term.name, args), adt
+        if not isinstance(context, RecordType):
+            raise CheckError([Diagnostic("error", "cannot tell which record type this is",
+                                         term.span, hint="say it with `as([...], Type)`")],
+                             self.sources)
+        if isinstance(term, ast.Nil):
+            return Const(()), context
+        args = [self._field(a, t) for a, (_, t) in zip(term.args, context.fields)]
+        return _pack(None, args), context
+
+    def _field(self, term, type_: str) -> Expr:
+        if isinstance(term, ast.Wildcard):
+            raise CheckError([Diagnostic("error", "`_` cannot be part of a value that is "
+                                         "built", term.span,
+                                         hint="`_` ignores a field of a value taken apart; "
+                                              "name the field here")], self.sources)
+        return self.expr(term, type_)[0]
+
+    def _named_type(self, name: str) -> str | None:
+        """The column type called ``name`` when the plan knows it (a primitive, a
+        record type or an ADT used by some relation); None for a user subtype."""
+        if name in PRIMITIVES:
+            return name
+        for adt in self.branches.values():
+            if adt == name:
+                return adt
+        return _structured_types(self.types).get(name)
+
+
 # ---------------------------------------------------------------- helpers
+
+
+def _pack(branch: str | None, args: list[Expr]) -> Expr:
+    """A :class:`Pack`, or the constant value when every part is constant."""
+    if all(isinstance(a, Const) for a in args):
+        return Const(evaluate(Pack(branch, tuple(args)), ()))
+    return Pack(branch, tuple(args))
+
+
+def _needs_context(term) -> bool:
+    """A record or ``nil`` takes its type from the other side of a comparison."""
+    return isinstance(term, (ast.Record, ast.Nil))
+
+
+def _pattern_parts(pattern):
+    """The terms in the fields of a record or constructor pattern, nested ones too."""
+    if isinstance(pattern, (ast.Record, ast.Branch)):
+        for arg in pattern.args:
+            yield arg
+            yield from _pattern_parts(arg)
+
+
+def _structured_types(types: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """Every record type and ADT reachable from the relations' column types."""
+    found: dict[str, str] = {}
+    todo = [t for columns in types.values() for t in columns]
+    while todo:
+        type_ = todo.pop()
+        if not is_structured(type_) or type_ in found:
+            continue
+        found[str(type_)] = type_
+        if isinstance(type_, RecordType):
+            todo += [t for _, t in type_.fields]
+        else:
+            todo += [t for fields in type_.branches.values() for _, t in fields]
+    return found
+
+
+def _branch_types(types: dict[str, tuple[str, ...]]) -> dict[str, ADTType]:
+    """Branch name -> its ADT, for the ADTs the relations use."""
+    return {name: t for t in _structured_types(types).values() if isinstance(t, ADTType)
+            for name in t.branches}
+
 
 
 def _is_generator(term) -> bool:

@@ -20,7 +20,8 @@ from datalog.errors import DatalogError
 # Terminal names grouped into what a user would call them; a group is named when
 # the parser accepts any of its starting terminals.
 _ITEM_START = {"DECL", "TYPE", "LEGACY_TYPE", "IO", "PRAGMA", "PLAN"}
-_TERM_START = {"NAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR"}
+_TERM_START = {"NAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR", "LSQB",
+               "DOLLAR"}
 _NAMES = {
     "NAME": "a name", "INT": "a number", "FLOAT": "a number", "STRING": "a string",
     "AGGREGATOR": "an aggregate", "QUALIFIER": "a qualifier", "DECL": "`.decl`",
@@ -165,8 +166,6 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
         hint = "write conjunction with `,` (bitwise and is `band`, logical and `land`)"
     elif char == "'":
         hint = "strings are written in double quotes"
-    elif char == "[":
-        hint = "record and algebraic data types are not supported"
     message = f"unexpected character {shown}"
     if expected and hint is None:
         message += f"; expected {expected}"
