@@ -36,6 +36,7 @@ from datalog.syntax.terms import (
     aggregates_in,
     clause_variables,
     direct_variables,
+    has_holes,
     literal_terms,
     pattern_variables,
 )
@@ -143,7 +144,8 @@ def _bound(body, scope: Scope, bound: frozenset) -> frozenset[tuple[int, str]]:
                 continue
             for side, other in ((literal.left, literal.right), (literal.right, literal.left)):
                 new = {scope.key(v.name) for v in pattern_variables(side)} - bound
-                if new and all(scope.key(v.name) in bound for v in direct_variables([other])):
+                if new and not has_holes(other) and \
+                        all(scope.key(v.name) in bound for v in direct_variables([other])):
                     bound |= new
                     changed = True
     return frozenset(bound)

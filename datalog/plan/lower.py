@@ -72,6 +72,7 @@ from datalog.syntax import ast
 from datalog.syntax.printer import clause_text
 from datalog.syntax.terms import (
     direct_variables,
+    has_holes,
     literal_terms,
     pattern_variables,
     term_variables,
@@ -381,7 +382,8 @@ class _PipelinePlanner:
                 return True
             waiting.remove(item)
             if isinstance(item, ast.Comparison):
-                self.steps.append(Filter(self._condition(item)))
+                if not (item.op == "=" and _holes(item) and self._try_assign(item)):
+                    self.steps.append(Filter(self._condition(item)))
             elif isinstance(item, ast.Negation):
                 self._antijoin(item.atom)
             else:
@@ -398,13 +400,14 @@ class _PipelinePlanner:
             other = self.hoisted_term(other)
             if not {v.name for v in term_variables(other)} <= self.slots.keys():
                 continue
-            if isinstance(var, ast.Variable) and var.name not in self.slots:
+            if isinstance(var, ast.Variable) and var.name not in self.slots \
+                    and not _holes(other):
                 expr, type_ = self.expr(other, self.hints.get(var.name))
                 self.steps.append(Assign(expr))
                 self._bind(var.name, type_)
                 return True
-            if isinstance(var, (ast.Record, ast.Branch)) and any(
-                    v.name not in self.slots for v in pattern_variables(var)):
+            if isinstance(var, (ast.Record, ast.Branch)) and (any(
+                    v.name not in self.slots for v in pattern_variables(var)) or _holes(var)):
                 context = self._pattern_type(var)
                 expr, type_ = self.expr(other, context)
                 self._unpack(expr, type_, self.hoisted_term(var))
@@ -427,8 +430,8 @@ class _PipelinePlanner:
             self.steps.append(Assign(source))
             self._bind(pattern.name, type_)
             return
-        unbound = any(v.name not in self.slots for v in pattern_variables(pattern)) or any(
-            isinstance(t, ast.Wildcard) for t in _pattern_parts(pattern))
+        unbound = any(v.name not in self.slots for v in pattern_variables(pattern)) \
+            or has_holes(pattern)
         if isinstance(pattern, ast.Record) and unbound and isinstance(type_, RecordType):
             self.steps.append(Filter(Call("!=", (source, Const(())), (type_, type_))))
             for i, (arg, (_, field_type)) in enumerate(zip(pattern.args, type_.fields)):
@@ -483,9 +486,9 @@ class _PipelinePlanner:
                     columns.append(column)
                 continue
             names = {v.name for v in term_variables(arg)}
-            if first and not names:
+            if first and not names and not has_holes(arg):
                 consts.append((column, evaluate(self.expr(arg, ctype)[0], ())))
-            elif names <= self.slots.keys():
+            elif names <= self.slots.keys() and not has_holes(arg):
                 keys.append((column, self.expr(arg, ctype)[0]))
             else:   # an expression over unbound variables: bind, then compare
                 hidden = self._fresh()
@@ -667,12 +670,11 @@ def _needs_context(term) -> bool:
     return isinstance(term, (ast.Record, ast.Nil))
 
 
-def _pattern_parts(pattern):
-    """The terms in the fields of a record or constructor pattern, nested ones too."""
-    if isinstance(pattern, (ast.Record, ast.Branch)):
-        for arg in pattern.args:
-            yield arg
-            yield from _pattern_parts(arg)
+def _holes(node) -> bool:
+    """Whether a comparison's side (or ``node`` itself) is a pattern with a ``_``."""
+    if isinstance(node, ast.Comparison):
+        return has_holes(node.left) or has_holes(node.right)
+    return has_holes(node)
 
 
 def _structured_types(types: dict[str, tuple[str, ...]]) -> dict[str, str]:

@@ -36,6 +36,7 @@ from datalog.syntax.ast import (
     Term,
     UnaryOp,
     Variable,
+    Wildcard,
 )
 
 
@@ -74,6 +75,19 @@ def pattern_variables(term: Term) -> Iterator[Variable]:
     elif isinstance(term, (Record, Branch)):
         for arg in term.args:
             yield from pattern_variables(arg)
+
+
+def has_holes(term: Term) -> bool:
+    """Whether a record or constructor term has ``_`` in a field (at any depth):
+    it can take a value apart, but cannot be built.
+
+    >>> from datalog.syntax.parser import parse
+    >>> [has_holes(a) for a in parse("r([1, [_, 2]], [1, 2]).").facts[0].atom.args]
+    [True, False]
+    """
+    if isinstance(term, (Record, Branch)):
+        return any(isinstance(a, Wildcard) or has_holes(a) for a in term.args)
+    return False
 
 
 def direct_variables(terms: Iterable[Term]) -> Iterator[Variable]:
