@@ -311,20 +311,23 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
 def _run_on_spark(program: Program, fact_dir: str, output_dir: str, **options) -> RunResult:
     from datalog.backends.spark.run import run_on_spark
 
-    # Records and ADT values are Python tuples; the Spark backend's frames
-    # carry primitive columns only.
+    _refuse_structured(program, "the Spark engine cannot evaluate",
+                       "run this program with the local engine (the default)")
+
+    result = run_on_spark(program.plan, fact_dir, output_dir, **options)
+    return RunResult(result.files, result.stdout)
+
+
+def _refuse_structured(program: Program, what: str, hint: str) -> None:
+    """A located error at the first column of a record or ADT type: Spark frames
+    carry primitive columns only (records and ADT values are Python tuples)."""
     for decl in program.checked.program.relations:
         for attr, type_ in zip(decl.attributes, program.plan.relations[decl.name].types):
             if is_structured(type_):
                 raise CheckError([Diagnostic(
-                    "error", f"the Spark engine cannot evaluate records or algebraic data "
-                             f"types: column `{attr.name}` of `{decl.name}` has type "
-                             f"`{attr.type}`", attr.span,
-                    hint="run this program with the local engine (the default)")],
-                    program.sources)
-
-    result = run_on_spark(program.plan, fact_dir, output_dir, **options)
-    return RunResult(result.files, result.stdout)
+                    "error", f"{what} records or algebraic data types: column "
+                             f"`{attr.name}` of `{decl.name}` has type `{attr.type}`",
+                    attr.span, hint=hint)], program.sources)
 
 
 class Delta:
@@ -455,6 +458,9 @@ class Session:
         self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
         self._open: Transaction | None = None        # the `with` block in progress
         self._max_iterations = max_iterations
+        if spill_threshold is not None:
+            _refuse_structured(program, "traces cannot spill to Spark with",
+                               "leave out the spill threshold for this program")
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold)
         self._circuit = self._compiled.circuit

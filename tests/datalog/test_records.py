@@ -100,6 +100,8 @@ def test_spark_engine_refuses_records_with_a_located_error(tmp_path):
     text = str(info.value)
     assert text.startswith(f"{program}:5:12: error: the Spark engine cannot evaluate records")
     assert "local engine" in text
+    with pytest.raises(datalog.DatalogError, match="traces cannot spill to Spark with records"):
+        datalog.Program(PROGRAM).session(spill_threshold=10)
 
 
 # ---------------------------------------------------------------- incremental
