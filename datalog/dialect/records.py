@@ -24,7 +24,8 @@ order of their names) and then field by field. Sorted outputs use this order;
 Soufflé's own order of records is that of their internal numbers.
 
 Text. Soufflé's fact files and outputs write a record ``[1, a]`` (fields
-separated by ``, ``, symbols as they are), ``nil``, and an ADT value ``$Cons(1,
+separated by ``, ``, symbols as they are; here one that would not read back is
+quoted), ``nil``, and an ADT value ``$Cons(1,
 $Nil)`` (a branch without fields without parentheses). On reading, a symbol in a
 record is either double-quoted (with backslash escapes) or runs up to the next
 ``,`` or closing bracket. The REPL and the ``.dl`` text write symbols quoted
@@ -102,8 +103,20 @@ def describe(type_: str) -> str:
 
 
 def format_value(value) -> str:
-    """A value as Soufflé writes it in a file: symbols as they are."""
-    return _format(value, str)
+    """A value as Soufflé writes it in a file: symbols as they are, except that
+    one the reader would not get back (holding ``,`` ``]`` ``)`` ``"`` or ``\\``,
+    starting with a space, or empty) is double-quoted with backslash escapes.
+
+    >>> format_value(("a b", "x, y", ""))
+    '[a b, "x, y", ""]'
+    """
+    return _format(value, _file_symbol)
+
+
+def _file_symbol(text: str) -> str:
+    if text and not any(c in text for c in ',])"\\') and not text[0].isspace():
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}

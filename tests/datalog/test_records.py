@@ -228,3 +228,50 @@ def test_incremental_equals_from_scratch(case):
             assert t.delta.inserted[name] == after[name] - before[name], name
             assert t.delta.retracted[name] == before[name] - after[name], name
         before = after
+
+
+# ---------------------------------------------------------------- fact files
+
+#: Symbols a line of a fact file can hold (no tab, no line break).
+SYMBOLS = st.text(st.characters(
+    blacklist_categories=("Cs",),
+    blacklist_characters="\t\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=6)
+
+
+def _value(type_):
+    from datalog.dialect.records import RecordType
+
+    if type_ == "symbol":
+        return SYMBOLS
+    if type_ == "number":
+        return st.integers(-(2 ** 63), 2 ** 63 - 1)
+    if type_ == "float":
+        return st.floats(allow_nan=False, allow_infinity=False)
+    if isinstance(type_, RecordType):
+        fields = [t for _, t in type_.fields]
+        if type_ in fields:      # recursive: a short list
+            return st.recursive(st.just(()), lambda rest: st.tuples(
+                *[rest if t == type_ else _value(t) for t in fields]), max_leaves=3)
+        return st.one_of(st.just(()), st.tuples(*map(_value, fields)))
+    return st.one_of(*[st.tuples(st.just(name), *map(_value, (t for _, t in fields)))
+                       .map(ADTValue) for name, fields in type_.branches.items()])
+
+
+FILE_PROGRAM = """
+.type Pair = [a: symbol, b: float]
+.type List = [head: symbol, tail: List]
+.type Tag = Named {name: symbol, p: Pair} | Plain {}
+.decl r(p: Pair, l: List, t: Tag, n: number)
+"""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_fact_files_read_back_what_is_written(tmp_path_factory, data):
+    from datalog.dialect.io import format_rows, read_facts
+
+    relation = datalog.Program(FILE_PROGRAM).plan.relations["r"]
+    rows = data.draw(st.sets(st.tuples(*map(_value, relation.types)), max_size=5))
+    path = tmp_path_factory.mktemp("facts") / "r.facts"
+    path.write_text(format_rows(rows, relation), encoding="utf-8")
+    assert read_facts(str(path), relation) == rows
