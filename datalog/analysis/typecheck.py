@@ -172,6 +172,24 @@ class _Clause:
                 self.constrain_pattern(arg, scope, attr.type, f"field `{attr.name}` of "
                                        f"`{owner}`")
 
+    def head_hints(self) -> dict[str, str]:
+        """The type of each variable of the head, from its column (or the field
+        of a record or constructor pattern it stands in)."""
+        if not hasattr(self, "_head_hints"):
+            self._head_hints: dict[str, str] = {}
+            columns = self.columns(self.head)
+            todo = list(zip(self.head.args, (t for _, t in columns or ())))
+            while todo:
+                term, ctype = todo.pop()
+                if isinstance(term, Variable):
+                    self._head_hints.setdefault(term.name, self.table.primitive(ctype))
+                    continue
+                fields = self.fields_of(term, ctype)
+                if fields is not None and len(fields) == len(term.args):
+                    todo += [(a, f.type) for a, f in zip(term.args, fields)
+                             if self.table.known(f.type)]
+        return self._head_hints
+
     def fields_of(self, term: Term, ctype: str | None) -> tuple[Attribute, ...] | None:
         """The declared fields a record (in a column of ``ctype``) or a
         constructor term has, or None."""
@@ -229,6 +247,15 @@ class _Clause:
         rt = self.type_of(right, scope, self.table.primitive(lt))
         if flexible(left):
             lt = self.type_of(left, scope, self.table.primitive(rt))
+        if lt is None and rt is None and scope is self.grounding.top:
+            # `y = [a, b]` with `y` known from the head only: the head's column
+            # says which record type `[a, b]` is.
+            for side, other in ((left, right), (right, left)):
+                hint = self.head_hints().get(side.name) if isinstance(side, Variable) else None
+                if hint is not None and isinstance(other, (Record, Nil)):
+                    rt, right, left = self.type_of(other, scope, hint), other, side
+                    lt = hint
+                    break
         if lt is None and rt is not None:
             lt = self.type_of(left, scope, self.table.primitive(rt))
         lp, rp = self.table.primitive(lt), self.table.primitive(rt)
