@@ -70,3 +70,16 @@ def test_check_locates_a_record_of_the_wrong_arity(tmp_path):
     assert result.returncode == 1
     assert result.stdout.startswith("p.dl:17:6: error: a record of 3 fields where `Point` "
                                     "has 2 fields\n    move([1, 2, 3], $Stay).\n         ^~~~~~~~~")
+
+
+def test_verify_applies_transactions_with_records(tmp_path):
+    (tmp_path / "p.dl").write_text(PROGRAM)
+    (tmp_path / "move.facts").write_text(FACTS)
+    (tmp_path / "tx.txt").write_text(':begin\n-move([1, 1], $Stay).\n'
+                                     '+move([1, 1], $Go([0, 0], "back")).\n:commit\n'
+                                     '+move([5, 5], $Stay()).\n')
+    result = datalog("run", "p.dl", "--verify", "tx.txt", "-D", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "2 transactions of tx.txt applied incrementally" in result.stderr
+    assert (tmp_path / "out" / "routes.tsv").read_text() == "[5, 5]\t[[5, 5], nil]\n"
+    assert "[1, 1]\t[0, 0]\n" in (tmp_path / "out" / "reach.csv").read_text()
