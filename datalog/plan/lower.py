@@ -93,9 +93,10 @@ def plan_program(checked) -> ProgramPlan:
     for fact in program.facts:
         row = fact_row(fact.atom, types[fact.atom.relation], sources)
         facts.setdefault(fact.atom.relation, set()).add(row)
+    named = _named_types(program)
     strata = []
     for stratum in checked.strata:
-        rules = tuple(plan_clause(head, body, types, sources)
+        rules = tuple(plan_clause(head, body, types, sources, named)
                       for head, body in stratum.clauses)
         if rules:
             strata.append(StratumPlan(tuple(stratum.relations), stratum.recursive, rules))
@@ -177,12 +178,15 @@ def _not_constant(term: ast.Term) -> tuple[str, ast.Span, str | None] | None:
 
 def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
                 types: dict[str, tuple[str, ...]],
-                sources: dict[str, str] | None = None) -> RulePlan:
-    """The pipeline of one clause (a head atom and a conjunction of literals)."""
+                sources: dict[str, str] | None = None,
+                named: dict[str, str] | None = None) -> RulePlan:
+    """The pipeline of one clause (a head atom and a conjunction of literals);
+    ``named`` maps the program's type names to column types (for ``as`` and
+    constructors of types no relation uses)."""
     label = clause_text(head, tuple(body))
     head, body = substitute_constants(head, tuple(body))
     span = head.span
-    pipeline = _PipelinePlanner(types, sources or {})
+    pipeline = _PipelinePlanner(types, sources or {}, named=named)
     pipeline.head_atoms = (head,)
     outer = _outer_variables((head,), body)
     pipeline.plan(body, outer, extra_terms=head.args)
@@ -198,7 +202,8 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
 class _PipelinePlanner:
     """The planning state of one pipeline: bound variables and their slots."""
 
-    def __init__(self, types, sources, seed: Iterable[tuple[str, str]] = ()):
+    def __init__(self, types, sources, seed: Iterable[tuple[str, str]] = (),
+                 named: dict[str, str] | None = None):
         self.types = types
         self.sources = sources
         self.slots: dict[str, int] = {}
@@ -208,10 +213,13 @@ class _PipelinePlanner:
         self.counter = [0]
         self.scan_allowed = True
         self.head_atoms: tuple = ()
+        self.deferred: list[ast.Comparison] = []   # fields of patterns, compared later
         #: variable -> the column or field type it fills (the type a record
         #: or ``nil`` equated with it has)
         self.hints: dict[str, str] = {}
-        self.branches = _branch_types(types)
+        self.named = dict(named or {})
+        self.branches = _branch_types([*self.named.values(),
+                                       *(t for columns in types.values() for t in columns)])
         for name, type_ in seed:
             self._bind(name, type_)
 
@@ -245,7 +253,9 @@ class _PipelinePlanner:
             self._hoist(literal, waiting)
         for term in extra_terms:
             self._hoist_term(term, waiting)
-        while atoms or waiting:
+        while atoms or waiting or self.deferred:
+            waiting += self.deferred
+            self.deferred.clear()
             if self._apply_ready(waiting, outer, may_defer=bool(atoms)):
                 continue
             if not atoms:
@@ -445,6 +455,14 @@ class _PipelinePlanner:
             for i, (arg, (_, field_type)) in enumerate(zip(pattern.args, fields), start=1):
                 self._unpack(Field(source, i), field_type, arg)
             return
+        if not {v.name for v in term_variables(pattern)} <= self.slots.keys():
+            # `[y + 1, [y, _]]`: the field is compared once `y` is bound.
+            hidden = self._fresh()
+            self.steps.append(Assign(source))
+            self._bind(hidden, type_)
+            self.deferred.append(ast.Comparison("=", ast.Variable(hidden, pattern.span),
+                                                pattern, pattern.span))
+            return
         value, value_type = self.expr(pattern, type_)
         self.steps.append(Filter(Call("=", (source, value), (type_, value_type))))
 
@@ -543,7 +561,8 @@ class _PipelinePlanner:
         seed_names = list(dict.fromkeys(order))
         seed = tuple(self.slots[n] for n in seed_names)
         inner = _PipelinePlanner(self.types, self.sources,
-                          [(n, self.slot_types[self.slots[n]]) for n in seed_names])
+                                 [(n, self.slot_types[self.slots[n]]) for n in seed_names],
+                                 named=self.named)
         inner.counter = self.counter
         inner.scan_allowed = False    # the row starts with the seed, even if empty
         inner_outer = outer | _outer_variables((), term.body, exclude=term)
@@ -649,10 +668,8 @@ class _PipelinePlanner:
         record type or an ADT used by some relation); None for a user subtype."""
         if name in PRIMITIVES:
             return name
-        for adt in self.branches.values():
-            if adt == name:
-                return adt
-        return _structured_types(self.types).get(name)
+        found = self.named.get(name)
+        return found if found is not None and is_structured(found) else None
 
 
 # ---------------------------------------------------------------- helpers
@@ -677,10 +694,20 @@ def _holes(node) -> bool:
     return has_holes(node)
 
 
-def _structured_types(types: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    """Every record type and ADT reachable from the relations' column types."""
+def _named_types(program: ast.Module) -> dict[str, str]:
+    """Each user type's name -> its column type (a record type or ADT, or the
+    primitive of a subtype or union)."""
+    from datalog.analysis.types import TypeTable
+
+    table = TypeTable(program)
+    return {decl.name: table.primitive(decl.name) for decl in program.types
+            if table.primitive(decl.name) is not None}
+
+
+def _structured_types(types: Iterable[str]) -> dict[str, str]:
+    """Every record type and ADT reachable from the column types ``types``."""
     found: dict[str, str] = {}
-    todo = [t for columns in types.values() for t in columns]
+    todo = list(types)
     while todo:
         type_ = todo.pop()
         if not is_structured(type_) or type_ in found:
@@ -693,8 +720,8 @@ def _structured_types(types: dict[str, tuple[str, ...]]) -> dict[str, str]:
     return found
 
 
-def _branch_types(types: dict[str, tuple[str, ...]]) -> dict[str, ADTType]:
-    """Branch name -> its ADT, for the ADTs the relations use."""
+def _branch_types(types: Iterable[str]) -> dict[str, ADTType]:
+    """Branch name -> its ADT, for the ADTs reachable from ``types``."""
     return {name: t for t in _structured_types(types).values() if isinstance(t, ADTType)
             for name in t.branches}
 

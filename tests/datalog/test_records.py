@@ -22,7 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import datalog
+from datalog.analysis.frontend import load
 from datalog.dialect.records import ADTValue
+from datalog.errors import DatalogError, EvaluationError
+from tests.datalog.test_fuzz import pipeline
 
 ROOT = Path(__file__).resolve().parent.parent / "records"
 CASES = sorted(p for p in ROOT.iterdir() if (p / f"{p.name}.dl").exists())
@@ -275,3 +278,127 @@ def test_fact_files_read_back_what_is_written(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("facts") / "r.facts"
     path.write_text(format_rows(rows, relation), encoding="utf-8")
     assert read_facts(str(path), relation) == rows
+
+
+# ---------------------------------------------------------------- fuzz
+
+FUZZ_TYPES = """.type P = [a: number, b: symbol]
+.type L = [h: number, t: L]
+.type E = A {x: number} | B {} | C {p: P, e: E}
+"""
+FUZZ_COLUMNS = ["number", "symbol", "P", "L", "E"]
+
+
+@st.composite
+def fuzz_terms(draw, depth=0):
+    kinds = ["var", "var", "num", "str", "nil", "_"]
+    if depth < 3:
+        kinds += ["record", "record", "ctor", "ctor", "as", "op"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "var":
+        return draw(st.sampled_from(["x", "y", "z", "p", "l", "e"]))
+    if kind == "num":
+        return str(draw(st.integers(0, 3)))
+    if kind == "str":
+        return '"s"'
+    if kind in ("nil", "_"):
+        return kind
+    args = draw(st.lists(fuzz_terms(depth + 1), max_size=3))
+    if kind == "record":
+        return f"[{', '.join(args)}]"
+    if kind == "ctor":
+        name = draw(st.sampled_from(["A", "B", "C", "D"]))
+        return f"${name}({', '.join(args)})" if args or draw(st.booleans()) else f"${name}"
+    if kind == "as":
+        return f"as({draw(fuzz_terms(depth + 1))}, {draw(st.sampled_from(FUZZ_COLUMNS))})"
+    return f"({draw(fuzz_terms(depth + 1))} + {draw(fuzz_terms(depth + 1))})"
+
+
+VARIABLES = {"number": ["x", "y"], "symbol": ["s"], "P": ["p"], "L": ["l"], "E": ["e"]}
+
+
+@st.composite
+def typed_terms(draw, type_: str, depth=0, holes=False, ground=False):
+    """Mostly a term of ``type_`` (a variable of that type, a constant, a record
+    or constructor of it; no variable if ``ground``), sometimes any term."""
+    if not ground and draw(st.integers(0, 29)) == 0:
+        return draw(fuzz_terms(depth))
+    if holes and draw(st.integers(0, 5)) == 0:
+        return "_"
+    if not ground and (draw(st.booleans()) or depth >= 3):
+        return draw(st.sampled_from(VARIABLES[type_]))
+    if ground and depth >= 3:
+        return {"number": "1", "symbol": '"s"', "P": "nil", "L": "nil", "E": "$B"}[type_]
+    sub = lambda t: typed_terms(t, depth + 1, holes, ground)  # noqa: E731
+    if type_ == "number":
+        return draw(st.one_of(st.just("1"), sub("number").map(lambda t: f"({t} + 1)")))
+    if type_ == "symbol":
+        return '"s"'
+    if type_ == "P":
+        record = f"[{draw(sub('number'))}, {draw(sub('symbol'))}]"
+        return draw(st.sampled_from(["nil", record, f"as({record}, P)"]))
+    if type_ == "L":
+        return draw(st.sampled_from(["nil", f"[{draw(sub('number'))}, {draw(sub('L'))}]"]))
+    return draw(st.sampled_from(["$B", "$B()", f"$A({draw(sub('number'))})",
+                                 f"$C({draw(sub('P'))}, {draw(sub('E'))})"]))
+
+
+@st.composite
+def fuzz_programs(draw):
+    lines = [FUZZ_TYPES]
+    columns = {}
+    for name in ("r", "s", "t"):
+        columns[name] = draw(st.lists(st.sampled_from(FUZZ_COLUMNS), min_size=1, max_size=2))
+        lines.append(f".decl {name}"
+                     f"({', '.join(f'c{i}: {t}' for i, t in enumerate(columns[name]))})")
+
+    def atom(name, holes, bound=None):
+        args = []
+        for t in columns[name]:
+            arg = draw(typed_terms(t, holes=holes))
+            if bound is not None and arg in VARIABLES[t]:
+                bound.setdefault(t, set()).add(arg)
+            args.append(arg)
+        return f"{name}({', '.join(args)})"
+
+    for _ in range(draw(st.integers(1, 5))):
+        head = draw(st.sampled_from(sorted(columns)))
+        body = []
+        bound: dict[str, set] = {}
+        for _ in range(draw(st.integers(0, 3))):
+            kind = draw(st.sampled_from(["atom", "atom", "atom", "neg", "eq", "ne"]))
+            if kind == "atom":
+                body.append(atom(draw(st.sampled_from(sorted(columns))), True, bound))
+            elif kind == "neg":
+                body.append("!" + atom(draw(st.sampled_from(sorted(columns))), False))
+            else:
+                type_ = draw(st.sampled_from(FUZZ_COLUMNS))
+                op = "=" if kind == "eq" else "!="
+                body.append(f"{draw(typed_terms(type_, holes=op == '='))} {op} "
+                            f"{draw(typed_terms(type_))}")
+        # The head: a variable the body's atoms bind, or a constant term.
+        args = [draw(st.sampled_from(sorted(bound[t]))) if bound.get(t) and draw(st.booleans())
+                else draw(typed_terms(t, ground=True)) for t in columns[head]]
+        clause = f"{head}({', '.join(args)})"
+        lines.append(f"{clause} :- {', '.join(body)}." if body else f"{clause}.")
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fuzz_programs())
+def test_random_record_programs_check_and_run_agree(text):
+    """Only located errors escape; a program that checks also compiles and runs
+    (``datalog check`` and ``datalog run`` agree on what is valid)."""
+    pipeline(text)
+    try:
+        load(text, "fuzz.dl")
+    except DatalogError:
+        return
+    program = datalog.Program(text, "fuzz.dl")       # plans what checks
+    try:
+        session = program.session(max_iterations=30)
+    except EvaluationError as e:                      # a divergent recursion, or 1 / 0
+        assert e.diagnostics[0].span is not None, str(e)
+        return
+    for name in program.relations:
+        session.query(name)
