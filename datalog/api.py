@@ -43,6 +43,7 @@ from types import MappingProxyType
 from datalog.answers import Answers
 from datalog.backends.circuit.compile import UNIT, child_label, compile_plan
 from datalog.backends.errors import iteration_limit
+from datalog.dialect import records
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.dialect.io import (
     check_io,
@@ -55,6 +56,7 @@ from datalog.dialect.io import (
     read_facts,
     write_files,
 )
+from datalog.dialect.records import is_structured
 from datalog.dialect.user_functors import AUTOINC, AutoInc
 from datalog.errors import (
     CheckError,
@@ -512,8 +514,23 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
 def _run_on_spark(program: Program, fact_dir: str, output_dir: str, **options) -> RunResult:
     from datalog.backends.spark.run import run_on_spark
 
+    _refuse_structured(program, "the Spark engine cannot evaluate",
+                       "run this program with the local engine (the default)")
+
     result = run_on_spark(program.plan, fact_dir, output_dir, **options)
     return RunResult(result.files, result.stdout)
+
+
+def _refuse_structured(program: Program, what: str, hint: str) -> None:
+    """A located error at the first column of a record or ADT type: Spark frames
+    carry primitive columns only (records and ADT values are Python tuples)."""
+    for decl in program.checked.program.relations:
+        for attr, type_ in zip(decl.attributes, program.plan.relations[decl.name].types):
+            if is_structured(type_):
+                raise CheckError([Diagnostic(
+                    "error", f"{what} records or algebraic data types: column "
+                             f"`{attr.name}` of `{decl.name}` has type `{attr.type}`",
+                    attr.span, hint=hint)], program.sources)
 
 
 class Delta:
@@ -692,6 +709,9 @@ class Session:
         self._spill_threshold = spill_threshold
         self._autoinc = AutoInc()
         self._functors = program._implementations(self._autoinc, peek=True)  # explain
+        if spill_threshold is not None:
+            _refuse_structured(program, "traces cannot spill to Spark with",
+                               "leave out the spill threshold for this program")
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold,
                                       functors=program._implementations(self._autoinc))
@@ -1166,7 +1186,13 @@ class Session:
                             f"{'s' if plan.arity != 1 else ''}; got {len(row)} in {row!r}")
         values = []
         for value, type_, attribute in zip(row, plan.types, plan.attributes):
-            checked = check_value(value, type_)
+            if is_structured(type_):
+                try:
+                    checked = records.validate(value, type_, _checked_value)
+                except ValueError:
+                    checked = None
+            else:
+                checked = check_value(value, type_)
             if checked is None:
                 raise DataError(f"column {attribute} of `{relation}` is {type_}; "
                                 f"got {value!r} in {tuple(row)!r}")
@@ -1179,7 +1205,7 @@ class Session:
         a 2-D numpy array)."""
         self._check_relation(relation)
         plan = self._relations[relation]
-        if len(rows) != 1 or _is_row(rows[0], plan.arity):
+        if len(rows) != 1 or _is_row(rows[0], plan):
             return self._validate_all(relation, rows)
         data = rows[0]
         from datalog.frames import is_frame, rows_from
@@ -1233,12 +1259,25 @@ def check_value(value, type_: str):
     return None
 
 
-def _is_row(value, arity: int) -> bool:
+def _is_row(value, plan) -> bool:
     """Whether the one argument of ``insert(relation, value)`` is a row rather
     than an iterable of rows: a tuple or list of values (no element is itself
-    a tuple or list), or an empty one when the relation has no columns."""
+    a tuple or list, except in a record or ADT column), or an empty one when the
+    relation has no columns."""
     if not isinstance(value, (tuple, list)):
         return False
     if not value:
-        return arity == 0
+        return plan.arity == 0
+    if len(value) == plan.arity:
+        return all(not isinstance(v, (tuple, list)) or is_structured(t)
+                   for v, t in zip(value, plan.types))
     return not any(isinstance(v, (tuple, list)) for v in value)
+
+
+def _checked_value(value, type_: str):
+    """``value`` as a value of the primitive ``type_`` (:func:`check_value`), or
+    ``ValueError``: how :func:`datalog.dialect.records.validate` checks fields."""
+    checked = check_value(value, type_)
+    if checked is None:
+        raise ValueError(value)
+    return checked

@@ -46,6 +46,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from datalog.dialect.records import ADTValue
 from datalog.errors import StoreError
 
 FORMAT = "datalog-store 1"
@@ -61,11 +62,19 @@ Changes = Mapping[str, Mapping[tuple, bool]]
 def encode_value(value):
     if isinstance(value, float):
         return {"f": value.hex()}
+    if isinstance(value, ADTValue):
+        return {"a": [encode_value(v) for v in value]}
+    if isinstance(value, tuple):    # a record
+        return {"r": [encode_value(v) for v in value]}
     return value
 
 
 def decode_value(value):
     if isinstance(value, dict):
+        if "r" in value:
+            return tuple(decode_value(v) for v in value["r"])
+        if "a" in value:
+            return ADTValue(decode_value(v) for v in value["a"])
         return float.fromhex(value["f"])
     return value
 

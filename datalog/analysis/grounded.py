@@ -7,8 +7,10 @@ there. Computed once per clause (:func:`groundings` for a whole module) and read
 by the range-restriction check (:mod:`datalog.analysis.checks.range`) and the
 type checker (:mod:`datalog.analysis.typecheck`).
 
-A variable is *bound* by a positive atom in which it is an argument, or by an
-equality ``x = t`` whose other side has only bound variables. Inside an
+A variable is *bound* by a positive atom in which it is an argument (also inside
+a record or constructor pattern: ``r([x, $Some(y)])`` binds ``x`` and ``y``), or
+by an equality ``p = t`` whose side ``t`` has only bound variables and whose
+side ``p`` is the variable or a pattern holding it (``[x, y] = pair``). Inside an
 aggregate body, the variables that also occur outside the aggregate are the
 outer ones (bound where the enclosing scope binds them); the others are local
 to it. An aggregate in another's target or body belongs to that aggregate's
@@ -28,13 +30,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from datalog.syntax.ast import Aggregate, Atom, Comparison, Literal, Module, Variable
+from datalog.syntax.ast import Aggregate, Atom, Comparison, Literal, Module
 from datalog.syntax.terms import (
     aggregate_variables,
     aggregates_in,
     clause_variables,
     direct_variables,
+    has_holes,
     literal_terms,
+    pattern_variables,
 )
 
 
@@ -130,17 +134,18 @@ def _bound(body, scope: Scope, bound: frozenset) -> frozenset[tuple[int, str]]:
     for literal in body:
         if isinstance(literal, Atom):
             for arg in literal.args:
-                if isinstance(arg, Variable):
-                    bound.add(scope.key(arg.name))
+                for var in pattern_variables(arg):
+                    bound.add(scope.key(var.name))
     changed = True
     while changed:
         changed = False
         for literal in body:
             if not (isinstance(literal, Comparison) and literal.op == "="):
                 continue
-            for var, other in ((literal.left, literal.right), (literal.right, literal.left)):
-                if isinstance(var, Variable) and scope.key(var.name) not in bound and \
+            for side, other in ((literal.left, literal.right), (literal.right, literal.left)):
+                new = {scope.key(v.name) for v in pattern_variables(side)} - bound
+                if new and not has_holes(other) and \
                         all(scope.key(v.name) in bound for v in direct_variables([other])):
-                    bound.add(scope.key(var.name))
+                    bound |= new
                     changed = True
     return frozenset(bound)

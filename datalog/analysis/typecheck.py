@@ -14,7 +14,13 @@ term is checked where it is used:
 - an argument of a head or of a fact must fit its column: a variable's type must
   be a subtype of the column's type (a ``number`` does not fill an ``Id``
   column), a constant or an expression its primitive type;
-- ``sum`` and ``mean`` aggregate numbers.
+- ``sum`` and ``mean`` aggregate numbers;
+- a record ``[a, b]`` takes its type from where it stands (a column, the other
+  side of an equality, ``as([a, b], T)``) and has that type's number of fields,
+  each fitting its field; ``$A(x)`` names a branch of a declared ADT and has its
+  fields; ``nil`` is a value of every record type; records and ADT values are
+  compared with ``=`` and ``!=`` only, against values of the same type; a
+  variable in a record or constructor pattern takes its field's type.
 
 Unknown relations, types or functors are skipped here (other checks report them).
 Takes a module and its :class:`~datalog.analysis.context.Context`: the type table,
@@ -34,16 +40,22 @@ from __future__ import annotations
 from datalog.analysis.context import Context
 from datalog.analysis.grounded import Scope
 from datalog.dialect.functors import BINARY_OPS, COMPARISONS, FUNCTORS, NUMERIC_TYPES, UNARY_OPS
-from datalog.errors import Diagnostic
+from datalog.dialect.records import RecordType, is_structured
+from datalog.errors import Diagnostic, did_you_mean
 from datalog.syntax.ast import (
     Aggregate,
     Atom,
+    Attribute,
     BinaryOp,
+    Branch,
+    Cast,
     Comparison,
     Constant,
     Literal,
     Module,
     Negation,
+    Nil,
+    Record,
     Span,
     Term,
     UnaryOp,
@@ -98,7 +110,7 @@ class _Clause:
         self.grounding = context.grounding(head, body)
         self.head, self.body, self.out = head, body, out
         self.types: dict[tuple[int, str], tuple[str, Span, str]] = {}
-        self.reported: set[int] = set()
+        self.reported: set = set()
         # (term, scope, expected, report) -> type; cleared when a variable's type is
         # learnt. Without it an operator chain would be typed exponentially often.
         self.memo: dict[tuple, str | None] = {}
@@ -136,15 +148,22 @@ class _Clause:
                 if columns is None:
                     continue
                 for arg, (column, ctype) in zip(literal.args, columns):
-                    if isinstance(arg, Variable):
-                        self.constrain(arg, scope, ctype, f"column `{column}` of "
-                                       f"`{literal.relation}`")
+                    self.constrain_pattern(arg, scope, ctype, f"column `{column}` of "
+                                           f"`{literal.relation}`")
         changed = True
+        unpacked: set[int] = set()
         while changed:
             changed = False
             for literal in body:
                 if not (isinstance(literal, Comparison) and literal.op == "="):
                     continue
+                for side, other in ((literal.left, literal.right), (literal.right, literal.left)):
+                    if isinstance(side, (Record, Branch)) and id(side) not in unpacked:
+                        found = self.type_of(other, scope, None, report=False)
+                        if found is not None or isinstance(side, Branch):
+                            unpacked.add(id(side))
+                            self.constrain_pattern(side, scope, found, "an equality")
+                            changed = True
                 for var, other in ((literal.left, literal.right), (literal.right, literal.left)):
                     if isinstance(var, Variable) and scope.key(var.name) not in self.types:
                         found = self.type_of(other, scope, None, report=False)
@@ -152,6 +171,51 @@ class _Clause:
                             self.types[scope.key(var.name)] = (found, other.span, "an equality")
                             self.memo.clear()
                             changed = True
+
+    def constrain_pattern(self, term: Term, scope: Scope, ctype: str | None,
+                          where: str) -> None:
+        """The variables of the pattern ``term`` (a variable, or a record or
+        constructor pattern) take the types of the fields they stand in."""
+        if isinstance(term, Variable) and ctype is not None:
+            self.constrain(term, scope, ctype, where)
+            return
+        fields = self.fields_of(term, ctype)
+        if fields is None or len(fields) != len(term.args):
+            return
+        owner = ctype if isinstance(term, Record) else f"${term.name}"
+        for arg, attr in zip(term.args, fields):
+            if self.table.known(attr.type):
+                self.constrain_pattern(arg, scope, attr.type, f"field `{attr.name}` of "
+                                       f"`{owner}`")
+
+    def head_hints(self) -> dict[str, str]:
+        """The type of each variable of the head, from its column (or the field
+        of a record or constructor pattern it stands in)."""
+        if not hasattr(self, "_head_hints"):
+            self._head_hints: dict[str, str] = {}
+            columns = self.columns(self.head)
+            todo = list(zip(self.head.args, (t for _, t in columns or ())))
+            while todo:
+                term, ctype = todo.pop()
+                if isinstance(term, Variable):
+                    self._head_hints.setdefault(term.name, self.table.primitive(ctype))
+                    continue
+                fields = self.fields_of(term, ctype)
+                if fields is not None and len(fields) == len(term.args):
+                    todo += [(a, f.type) for a, f in zip(term.args, fields)
+                             if self.table.known(f.type)]
+        return self._head_hints
+
+    def fields_of(self, term: Term, ctype: str | None) -> tuple[Attribute, ...] | None:
+        """The declared fields a record (in a column of ``ctype``) or a
+        constructor term has, or None."""
+        if isinstance(term, Branch):
+            decl = self.table.branches.get(term.name)
+            return None if decl is None else next(
+                b.fields for b in decl.branches if b.name == term.name)
+        if isinstance(term, Record) and isinstance(self.table.primitive(ctype), RecordType):
+            return self.table.decls[self.table.primitive(ctype)].fields
+        return None
 
     def constrain(self, var: Variable, scope: Scope, ctype: str, where: str) -> None:
         key = scope.key(var.name)
@@ -199,8 +263,33 @@ class _Clause:
         rt = self.type_of(right, scope, self.table.primitive(lt))
         if flexible(left):
             lt = self.type_of(left, scope, self.table.primitive(rt))
+        if lt is None and rt is None and scope is self.grounding.top:
+            # `y = [a, b]` with `y` known from the head only: the head's column
+            # says which record type `[a, b]` is.
+            for side, other in ((left, right), (right, left)):
+                hint = self.head_hints().get(side.name) if isinstance(side, Variable) else None
+                if hint is not None and isinstance(other, (Record, Nil)):
+                    rt, right, left = self.type_of(other, scope, hint), other, side
+                    lt = hint
+                    break
+        if lt is None and rt is not None:
+            lt = self.type_of(left, scope, self.table.primitive(rt))
         lp, rp = self.table.primitive(lt), self.table.primitive(rt)
+        if lp is None and rp is None:
+            shapeless = next((t for t in (left, right) if isinstance(t, (Record, Nil))), None)
+            if shapeless is not None:
+                self.error("cannot tell which record type this is", shapeless.span,
+                           hint="say it with `as([...], Type)`")
         if lp is None or rp is None:
+            return
+        if is_structured(lp) or is_structured(rp):
+            if lp != rp:
+                self.error(f"cannot compare a `{lp}` with a `{rp}`", literal.span,
+                           hint="both sides of a comparison must have the same type")
+            elif literal.op not in ("=", "!="):
+                self.error(f"`{literal.op}` does not compare values of `{lp}`", literal.span,
+                           hint="records and algebraic data types are compared with `=` "
+                                "and `!=` only")
             return
         operator = COMPARISONS.get(literal.op)
         if operator is None:
@@ -271,6 +360,8 @@ class _Clause:
             return term.type
         if isinstance(term, Aggregate):
             return self.aggregate_type(term, report)
+        if isinstance(term, (Record, Nil, Branch, Cast)):
+            return self.structured_type(term, scope, expected, report)
         if isinstance(term, BinaryOp):
             table, name, args = BINARY_OPS, term.op, (term.left, term.right)
         elif isinstance(term, UnaryOp):
@@ -300,6 +391,82 @@ class _Clause:
                 hint = "symbols are joined with `cat`: " + _cat_hint(args, prims)
             self.error(f"`{name}` cannot be applied to {shown}", term.span, hint=hint)
         return result
+
+    def structured_type(self, term: Term, scope: Scope, expected: str | None,
+                        report: bool) -> str | None:
+        """The type of a record, ``nil``, a constructor or a cast (``expected``:
+        the type of the column or value it stands for)."""
+        key = (id(term), expected)
+        report = report and key not in self.reported
+        if report:
+            self.reported.add(key)
+        if isinstance(term, Cast):
+            if not self.table.known(term.type):
+                if report:
+                    self.error(f"unknown type `{term.type}`", term.span,
+                               hint=did_you_mean(term.type, self.table.names()))
+                return None
+            target = self.table.primitive(term.type)
+            inner = self.type_of(term.term, scope, target, report)
+            if report and inner is not None and self.table.primitive(inner) != target:
+                self.error(f"`as` cannot make a `{self.table.primitive(inner)}` into a "
+                           f"`{term.type}`", term.span,
+                           hint="`as` changes a value's type within one kind (a number "
+                                "into a subtype of number); to_string, to_number convert")
+            return term.type
+        if isinstance(term, Branch):
+            decl = self.table.branches.get(term.name)
+            if decl is None:
+                if report:
+                    self.error(f"unknown constructor `${term.name}`", term.span,
+                               hint=did_you_mean(term.name, list(self.table.branches)))
+                for arg in term.args:
+                    self.type_of(arg, scope, None, report)
+                return None
+            adt = self.table.primitive(decl.name)
+            fields = self.fields_of(term, adt)
+            if len(fields) != len(term.args):
+                if report:
+                    self.error(f"`${term.name}` has {_fields(len(fields))}, got "
+                               f"{len(term.args)}", term.span,
+                               hint=f"write `${term.name}("
+                                    f"{', '.join(f.name for f in fields)})`")
+                return adt
+            for arg, attr in zip(term.args, fields):
+                self.fits_field(arg, scope, attr, f"`${term.name}`", report)
+            return adt
+        record = self.table.primitive(expected) if expected is not None else None
+        if not isinstance(record, RecordType):
+            if report and expected is not None:
+                self.error(f"{'`nil`' if isinstance(term, Nil) else 'a record'} where a "
+                           f"`{expected}` is expected", term.span)
+            if isinstance(term, Record):
+                for arg in term.args:
+                    self.type_of(arg, scope, None, report)
+            return None
+        if isinstance(term, Nil):
+            return record
+        fields = self.fields_of(term, record)
+        if len(fields) != len(term.args):
+            if report:
+                self.error(f"a record of {len(term.args)} field"
+                           f"{'s' if len(term.args) != 1 else ''} where `{record}` has "
+                           f"{_fields(len(fields))}", term.span,
+                           hint=f"`{record}` is "
+                                f"[{', '.join(f'{f.name}: {f.type}' for f in fields)}]")
+            return record
+        for arg, attr in zip(term.args, fields):
+            self.fits_field(arg, scope, attr, f"`{record}`", report)
+        return record
+
+    def fits_field(self, term: Term, scope: Scope, attr: Attribute, owner: str,
+                   report: bool) -> None:
+        if isinstance(term, Wildcard) or not self.table.known(attr.type):
+            return
+        if report:
+            self.fits(term, scope, attr.type, f"field `{attr.name}` of {owner}", strict=False)
+        else:
+            self.type_of(term, scope, self.table.primitive(attr.type), report=False)
 
     def aggregate_type(self, agg: Aggregate, report: bool) -> str | None:
         scope = self.grounding.scope(agg)
@@ -332,3 +499,7 @@ def _cat_hint(args, prims) -> str:
             text = text[1:-1]
         parts.append(text if prim == "symbol" else f"to_string({text})")
     return f"`cat({', '.join(parts)})`"
+
+
+def _fields(count: int) -> str:
+    return f"{count} field{'s' if count != 1 else ''}"

@@ -8,7 +8,12 @@ A program's types are the four primitive types (``number``, ``unsigned``,
   id), and each is a subtype of ``number``;
 - ``.type T = number``: an *equivalent* type, another name for the same type;
 - ``.type U = A | B``: a *union*; ``A`` and ``B`` are subtypes of ``U``, and all
-  members must have the same primitive type.
+  members must have the same primitive type;
+- ``.type P = [a: number, b: P]``: a *record type*, and ``.type E = A {x: number}
+  | B {}``: an *algebraic data type*. Each is a kind of its own: its "primitive"
+  is the type itself, a :class:`~datalog.dialect.records.RecordType` or
+  :class:`~datalog.dialect.records.ADTType` (a ``str`` equal to its name that
+  carries the fields).
 
 :class:`TypeTable` resolves every type to its primitive type and answers subtype
 questions; :func:`datalog.analysis.checks.types.check_types` reports bad type
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import re
 
+from datalog.dialect.records import ADTType, RecordType
 from datalog.errors import CheckError, Diagnostic, did_you_mean
 from datalog.syntax.ast import PRIMITIVE_TYPES, Module, Span, TypeDecl
 
@@ -43,6 +49,12 @@ class TypeTable:
         self._canonical: dict[str, str | None] = {}
         self._primitive: dict[str, str | None] = {}
         self._parents: dict[str, set[str]] = {}
+        self._structured: dict[str, RecordType | ADTType] = {}
+        #: branch name -> the ADT declaration holding it (the first one)
+        self.branches: dict[str, TypeDecl] = {}
+        for decl in self.decls.values():
+            for branch in decl.branches:
+                self.branches.setdefault(branch.name, decl)
         for decl in self.decls.values():
             if decl.kind == "union":
                 for member in decl.bases:
@@ -83,12 +95,33 @@ class TypeTable:
             return self._primitive[name]
         decl = self.decls.get(name)
         result = None
+        if decl is not None and decl.kind in ("record", "adt"):
+            return self.structured(name)
         if decl is not None and name not in _seen:
             prims = {self.primitive(b, _seen | {name}) for b in decl.bases}
             result = prims.pop() if len(prims) == 1 else None
         if not _seen:
             self._primitive[name] = result
         return result
+
+    def structured(self, name: str) -> RecordType | ADTType:
+        """The :class:`RecordType` or :class:`ADTType` of the record or ADT
+        declaration ``name`` (built once; a field of an unknown type reads ``?``)."""
+        found = self._structured.get(name)
+        if found is not None:
+            return found
+        decl = self.decls[name]
+        if decl.kind == "record":
+            found = RecordType(name)
+            self._structured[name] = found
+            found.fields = tuple((f.name, self.primitive(f.type) or "?") for f in decl.fields)
+        else:
+            found = ADTType(name)
+            self._structured[name] = found
+            found.branches = {b.name: tuple((f.name, self.primitive(f.type) or "?")
+                                            for f in b.fields)
+                              for b in sorted(decl.branches, key=lambda b: b.name)}
+        return found
 
     def ancestors(self, name: str) -> set[str]:
         """Every type ``name`` is a subtype of, itself included (canonical names)."""

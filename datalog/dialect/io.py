@@ -51,7 +51,9 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from datalog import sandbox
+from datalog.dialect import records
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
+from datalog.dialect.records import is_structured
 from datalog.errors import DataError, Diagnostic, Span
 
 
@@ -243,6 +245,8 @@ def parse_value(text: str, type_: str):
     refused 'nan'
     refused '0x_1'
     """
+    if is_structured(type_):
+        return records.parse(text, type_, parse_value)
     if type_ == "symbol":
         return text
     if type_ == "float":
@@ -274,7 +278,11 @@ def wrong_arity(relation: Relation, found: str) -> str:
 def wrong_value(relation: Relation, column: int, found: str) -> str:
     """The message for the text ``found`` in 0-based ``column``, which does not fit."""
     return (f"column {column + 1} ({relation.attributes[column]}) of `{relation.name}` "
-            f"is {TYPE_NAMES[relation.types[column]]}; found `{found}`")
+            f"is {_type_name(relation.types[column])}; found `{found}`")
+
+
+def _type_name(type_: str) -> str:
+    return records.describe(type_) if is_structured(type_) else TYPE_NAMES[type_]
 
 
 def data_error(path: str, line: int | None, message: str) -> DataError:
@@ -351,6 +359,8 @@ def format_value(value) -> str:
     shortest round-trip form, symbols as they are."""
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, tuple):
+        return records.format_value(value)
     return str(value)
 
 

@@ -25,8 +25,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from datalog.dialect.functors import BINARY_OPS, COMPARISONS, FUNCTORS, UNARY_OPS, Overload
+from datalog.dialect.records import ADTValue
 from datalog.dialect.user_functors import AUTOINC
-from datalog.plan.ir import Call, Col, Const, Expr
+from datalog.plan.ir import Call, Col, Const, Expr, Field, Pack
 
 #: Comparisons that Python's own operators compute exactly as Soufflé does on
 #: values of one primitive type.
@@ -67,6 +68,11 @@ def evaluate(expr: Expr, row: tuple, functors: Mapping[str, Overload] | None = N
         return row[expr.index]
     if isinstance(expr, Const):
         return expr.value
+    if isinstance(expr, Pack):
+        values = tuple(evaluate(a, row, functors) for a in expr.args)
+        return values if expr.branch is None else ADTValue((expr.branch, *values))
+    if isinstance(expr, Field):
+        return evaluate(expr.arg, row, functors)[expr.index]
     return resolve(expr, functors)(*(evaluate(a, row, functors) for a in expr.args))
 
 
@@ -97,6 +103,8 @@ class Codegen:
                     self._constants[key] = self.bind(value, "_c")
                 return self._constants[key]
             return repr(value)
+        if isinstance(value, tuple):   # a record or ADT value: bound by name
+            return self.bind(value, "_c")
         return repr(value)
 
     def expr(self, expr: Expr, row: str, columns: list[str] | None = None) -> str:
@@ -106,7 +114,14 @@ class Codegen:
             return columns[expr.index] if columns is not None else f"{row}[{expr.index}]"
         if isinstance(expr, Const):
             return self.const(expr.value)
+        if isinstance(expr, Field):
+            return f"{self.expr(expr.arg, row, columns)}[{expr.index}]"
         args = [self.expr(a, row, columns) for a in expr.args]
+        if isinstance(expr, Pack):
+            if expr.branch is None:
+                return f"({', '.join(args)},)"
+            items = ", ".join([repr(expr.branch), *args])
+            return f"{self.bind(ADTValue, '_adt')}(({items},))"
         if expr.op in _INLINE and len(args) == 2:
             return f"({args[0]} {_INLINE[expr.op]} {args[1]})"
         function = resolve(expr, self.functors).function

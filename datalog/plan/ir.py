@@ -41,7 +41,10 @@ semantics is applied at the relation boundary.
 
 Expressions
 -----------
-``Col(i)`` (slot ``i``), ``Const(v)`` and ``Call(op, args, types)``. ``op`` is the
+``Col(i)`` (slot ``i``), ``Const(v)``, ``Call(op, args, types)``, and for records
+and algebraic data types ``Pack(branch, args)`` (build one) and ``Field(arg, i)``
+(take item ``i``; a rule takes a value apart by a :class:`Filter` on its shape,
+``#0 != ()`` or ``#0[0] = 'Cons'``, then ``Field`` assignments). ``op`` is the
 dialect's own spelling: binary operators ``+ - * / % ^ band bor bxor bshl bshr
 bshru land lor lxor``, unary ``-`` (a ``Call("-", (x,))`` with ONE argument is
 negation), ``bnot``, ``lnot``, constraints ``= != < <= > >= contains not_contains
@@ -53,7 +56,8 @@ arguments, one per argument: an executor resolves ``(op, len(args), types)`` to
 its implementation of Soufflé's semantics once, before running (in Python:
 ``datalog.dialect.functors.BINARY_OPS[op].resolve(types)``, ``UNARY_OPS``, ``FUNCTORS``,
 ``COMPARISONS``). Integer constants meant as ``float`` are already ``float``.
-``Const`` values are Python ``int`` (number, unsigned), ``float`` or ``str``.
+``Const`` values are Python ``int`` (number, unsigned), ``float`` or ``str``, or a
+record or ADT value (see :mod:`datalog.dialect.records`).
 
 Recursion
 ---------
@@ -132,7 +136,35 @@ class Call:
         return f"({self.args[0]} {self.op} {self.args[1]})"
 
 
-Expr = Col | Const | Call
+@dataclass(frozen=True)
+class Pack:
+    """A record or ADT value built from ``args``: with ``branch`` None the tuple
+    of their values (a record), else the ADT value ``$branch(args)`` (an
+    :class:`~datalog.dialect.records.ADTValue`, the tuple ``(branch, *values)``)."""
+
+    branch: str | None
+    args: tuple[Expr, ...]
+
+    def __str__(self) -> str:
+        args = ", ".join(str(a) for a in self.args)
+        if self.branch is None:
+            return f"[{args}]"
+        return f"${self.branch}({args})" if self.args else f"${self.branch}"
+
+
+@dataclass(frozen=True)
+class Field:
+    """Item ``index`` of a record or ADT value (of an ADT value, item 0 is the
+    branch name and the fields follow)."""
+
+    arg: Expr
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.arg}[{self.index}]"
+
+
+Expr = Col | Const | Call | Pack | Field
 
 
 def expr_slots(expr: Expr) -> set[int]:
@@ -144,8 +176,10 @@ def expr_slots(expr: Expr) -> set[int]:
     """
     if isinstance(expr, Col):
         return {expr.index}
-    if isinstance(expr, Call):
+    if isinstance(expr, (Call, Pack)):
         return set().union(*(expr_slots(a) for a in expr.args)) if expr.args else set()
+    if isinstance(expr, Field):
+        return expr_slots(expr.arg)
     return set()
 
 

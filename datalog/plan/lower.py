@@ -13,6 +13,13 @@ that binds the clause's variables left to right. The order is chosen greedily:
    (variables already bound, constants), ties broken by source order; the first
    atom of a rule becomes a scan, the others joins keyed by their bound arguments.
 
+Records and ADT values: a record or constructor term whose variables are bound
+is built (:class:`~datalog.plan.ir.Pack`); one holding unbound variables, as an
+atom's argument or a side of an equality whose other side is bound, is a
+*pattern*: a filter on the value's shape (not ``nil``; the branch) and then an
+assignment or a filter per field (:class:`~datalog.plan.ir.Field`), nested
+patterns in turn.
+
 Aggregates and ``range`` calls anywhere in a term are hoisted into steps of their
 own that bind a hidden variable (``$1``, ``$2``, ...). An aggregate's body is
 planned the same way into a correlated sub-pipeline seeded by the variables it
@@ -41,8 +48,10 @@ from datalog.analysis.context import user_functor_signatures
 from datalog.analysis.transforms.constants import substitute_constants
 from datalog.analysis.types import TypeTable
 from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS, Operator
+from datalog.dialect.records import PRIMITIVES, ADTType, RecordType, is_structured
 from datalog.dialect.user_functors import AUTOINC
 from datalog.errors import CheckError, Diagnostic
+from datalog.plan.expressions import evaluate
 from datalog.plan.ir import (
     Aggregate,
     Antijoin,
@@ -51,9 +60,11 @@ from datalog.plan.ir import (
     Col,
     Const,
     Expr,
+    Field,
     Filter,
     IOPlan,
     Join,
+    Pack,
     ProgramPlan,
     RelationPlan,
     RulePlan,
@@ -62,7 +73,13 @@ from datalog.plan.ir import (
 )
 from datalog.syntax import ast
 from datalog.syntax.printer import clause_text
-from datalog.syntax.terms import direct_variables, literal_terms, term_variables
+from datalog.syntax.terms import (
+    direct_variables,
+    has_holes,
+    literal_terms,
+    pattern_variables,
+    term_variables,
+)
 
 
 def plan_program(checked) -> ProgramPlan:
@@ -79,11 +96,12 @@ def plan_program(checked) -> ProgramPlan:
     for fact in program.facts:
         row = fact_row(fact.atom, types[fact.atom.relation], sources)
         facts.setdefault(fact.atom.relation, set()).add(row)
+    named = _named_types(program)
     strata = []
     functors = user_functor_signatures(program, TypeTable(program))
     sites = [0]   # autoinc() call sites, numbered across the program
     for stratum in checked.strata:
-        rules = tuple(plan_clause(head, body, types, sources, functors, sites)
+        rules = tuple(plan_clause(head, body, types, sources, functors, sites, named)
                       for head, body in stratum.clauses)
         if rules:
             strata.append(StratumPlan(tuple(stratum.relations), stratum.recursive, rules))
@@ -133,7 +151,6 @@ def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
     ``range`` (several values) and a failing functor (division by zero) are
     each a :class:`~datalog.errors.CheckError` at the term."""
     from datalog.dialect.functors import FunctorError
-    from datalog.plan.expressions import evaluate
 
     if isinstance(term, ast.Constant):     # the common case, fast for large fact lists
         if column_type == "unsigned" and term.value < 0:  # `-1` read as a number
@@ -156,8 +173,12 @@ def fact_value(term: ast.Term, column_type: str, sources: dict[str, str]):
 
 def _not_constant(term: ast.Term) -> tuple[str, ast.Span, str | None] | None:
     """Why ``term`` is not one constant value: (message, place, hint), or None."""
-    if isinstance(term, ast.Constant):
+    if isinstance(term, (ast.Constant, ast.Nil)):
         return None
+    if isinstance(term, (ast.Record, ast.Branch)):
+        return next(filter(None, map(_not_constant, term.args)), None)
+    if isinstance(term, ast.Cast):
+        return _not_constant(term.term)
     if isinstance(term, (ast.BinaryOp, ast.UnaryOp, ast.Functor)):
         if isinstance(term, ast.Functor) and term.name == "range":
             return ("`range` yields several values; assert one fact per value",
@@ -174,17 +195,21 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
                 types: dict[str, tuple[str, ...]],
                 sources: dict[str, str] | None = None,
                 functors: dict[str, Operator] | None = None,
-                sites: list[int] | None = None) -> RulePlan:
+                sites: list[int] | None = None,
+                named: dict[str, str] | None = None) -> RulePlan:
     """The pipeline of one clause (a head atom and a conjunction of literals).
     ``functors`` are the signatures of the program's user-defined functors
     (``@name`` -> :class:`~datalog.dialect.functors.Operator`); ``sites`` counts
-    the ``autoinc()`` calls planned so far (each call site gets its number)."""
+    the ``autoinc()`` calls planned so far (each call site gets its number);
+    ``named`` maps the program's type names to column types (for ``as`` and
+    constructors of types no relation uses)."""
     label = clause_text(head, tuple(body))
     head, body = substitute_constants(head, tuple(body))
     span = head.span
-    pipeline = _PipelinePlanner(types, sources or {})
+    pipeline = _PipelinePlanner(types, sources or {}, named=named)
     pipeline.functors = functors or {}
     pipeline.sites = sites if sites is not None else [0]
+    pipeline.head_atoms = (head,)
     outer = _outer_variables((head,), body)
     pipeline.plan(body, outer, extra_terms=head.args)
     column_types = types[head.relation]
@@ -199,7 +224,8 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
 class _PipelinePlanner:
     """The planning state of one pipeline: bound variables and their slots."""
 
-    def __init__(self, types, sources, seed: Iterable[tuple[str, str]] = ()):
+    def __init__(self, types, sources, seed: Iterable[tuple[str, str]] = (),
+                 named: dict[str, str] | None = None):
         self.types = types
         self.sources = sources
         self.slots: dict[str, int] = {}
@@ -210,6 +236,14 @@ class _PipelinePlanner:
         self.functors: dict[str, Operator] = {}
         self.sites = [0]
         self.scan_allowed = True
+        self.head_atoms: tuple = ()
+        self.deferred: list[ast.Comparison] = []   # fields of patterns, compared later
+        #: variable -> the column or field type it fills (the type a record
+        #: or ``nil`` equated with it has)
+        self.hints: dict[str, str] = {}
+        self.named = dict(named or {})
+        self.branches = _branch_types([*self.named.values(),
+                                       *(t for columns in types.values() for t in columns)])
         for name, type_ in seed:
             self._bind(name, type_)
 
@@ -230,6 +264,11 @@ class _PipelinePlanner:
         ``extra_terms`` (the head) may hold aggregates and ranges too."""
         atoms: list[ast.Atom] = []
         waiting: list = []     # comparisons, negations, generators (var, term)
+        for literal in (*body, *self.head_atoms):
+            atom = literal.atom if isinstance(literal, ast.Negation) else literal
+            if isinstance(atom, ast.Atom) and atom.relation in self.types:
+                for arg, ctype in zip(atom.args, self.types[atom.relation]):
+                    self._hint(arg, ctype)
         for literal in body:
             if isinstance(literal, ast.Atom):
                 atoms.append(literal)
@@ -238,7 +277,9 @@ class _PipelinePlanner:
             self._hoist(literal, waiting)
         for term in extra_terms:
             self._hoist_term(term, waiting)
-        while atoms or waiting:
+        while atoms or waiting or self.deferred:
+            waiting += self.deferred
+            self.deferred.clear()
             if self._apply_ready(waiting, outer, may_defer=bool(atoms)):
                 continue
             if not atoms:
@@ -247,6 +288,17 @@ class _PipelinePlanner:
                                              -atoms.index(a)))
             atoms.remove(atom)
             self._join(atom, waiting)
+
+    def _hint(self, term, type_: str) -> None:
+        if isinstance(term, ast.Variable):
+            self.hints.setdefault(term.name, type_)
+        elif isinstance(term, ast.Record) and isinstance(type_, RecordType):
+            for arg, (_, field_type) in zip(term.args, type_.fields):
+                self._hint(arg, field_type)
+        elif isinstance(term, ast.Branch) and term.name in self.branches:
+            for arg, (_, field_type) in zip(term.args,
+                                            self.branches[term.name].branches[term.name]):
+                self._hint(arg, field_type)
 
     def _bound_args(self, atom: ast.Atom) -> int:
         score = 0
@@ -297,9 +349,11 @@ class _PipelinePlanner:
             self._hoist_term(term.right, waiting)
         elif isinstance(term, ast.UnaryOp):
             self._hoist_term(term.operand, waiting)
-        elif isinstance(term, ast.Functor):
+        elif isinstance(term, (ast.Functor, ast.Record, ast.Branch)):
             for arg in term.args:
                 self._hoist_term(arg, waiting)
+        elif isinstance(term, ast.Cast):
+            self._hoist_term(term.term, waiting)
         # An aggregate's own body is planned in its sub-pipeline.
 
     def hoisted_term(self, term):
@@ -314,6 +368,13 @@ class _PipelinePlanner:
         if isinstance(term, ast.Functor):
             return ast.Functor(term.name, tuple(self.hoisted_term(a) for a in term.args),
                                term.span)
+        if isinstance(term, ast.Record):
+            return ast.Record(tuple(self.hoisted_term(a) for a in term.args), term.span)
+        if isinstance(term, ast.Branch):
+            return ast.Branch(term.name, tuple(self.hoisted_term(a) for a in term.args),
+                              term.span)
+        if isinstance(term, ast.Cast):
+            return ast.Cast(self.hoisted_term(term.term), term.type, term.span)
         return term
 
     def _vars(self, item) -> set[str]:
@@ -355,7 +416,8 @@ class _PipelinePlanner:
                 return True
             waiting.remove(item)
             if isinstance(item, ast.Comparison):
-                self.steps.append(Filter(self._condition(item)))
+                if not (item.op == "=" and _holes(item) and self._try_assign(item)):
+                    self.steps.append(Filter(self._condition(item)))
             elif isinstance(item, ast.Negation):
                 self._antijoin(item.atom)
             else:
@@ -364,17 +426,69 @@ class _PipelinePlanner:
         return False
 
     def _try_assign(self, comparison: ast.Comparison) -> bool:
-        """``x = expr`` with ``x`` unbound and ``expr`` bound: an assignment."""
+        """``x = expr`` with ``x`` unbound and ``expr`` bound: an assignment;
+        ``pattern = expr`` with ``expr`` bound: the pattern's filters and
+        assignments."""
         for var, other in ((comparison.left, comparison.right),
                            (comparison.right, comparison.left)):
             other = self.hoisted_term(other)
-            if (isinstance(var, ast.Variable) and var.name not in self.slots
-                    and {v.name for v in term_variables(other)} <= self.slots.keys()):
-                expr, type_ = self.expr(other)
+            if not {v.name for v in term_variables(other)} <= self.slots.keys():
+                continue
+            if isinstance(var, ast.Variable) and var.name not in self.slots \
+                    and not _holes(other):
+                expr, type_ = self.expr(other, self.hints.get(var.name))
                 self.steps.append(Assign(expr))
                 self._bind(var.name, type_)
                 return True
+            if isinstance(var, (ast.Record, ast.Branch)) and (any(
+                    v.name not in self.slots for v in pattern_variables(var)) or _holes(var)):
+                context = self._pattern_type(var)
+                expr, type_ = self.expr(other, context)
+                self._unpack(expr, type_, self.hoisted_term(var))
+                return True
         return False
+
+    def _pattern_type(self, pattern) -> str | None:
+        """The type of a constructor pattern (a record's comes from the other side)."""
+        if isinstance(pattern, ast.Branch):
+            return self.branches.get(pattern.name)
+        return None
+
+    def _unpack(self, source: Expr, type_: str, pattern) -> None:
+        """Match the value ``source`` (of ``type_``) against ``pattern``: keep
+        the rows whose value has the pattern's shape and equal parts, binding
+        its unbound variables."""
+        if isinstance(pattern, ast.Wildcard):
+            return
+        if isinstance(pattern, ast.Variable) and pattern.name not in self.slots:
+            self.steps.append(Assign(source))
+            self._bind(pattern.name, type_)
+            return
+        unbound = any(v.name not in self.slots for v in pattern_variables(pattern)) \
+            or has_holes(pattern)
+        if isinstance(pattern, ast.Record) and unbound and isinstance(type_, RecordType):
+            self.steps.append(Filter(Call("!=", (source, Const(())), (type_, type_))))
+            for i, (arg, (_, field_type)) in enumerate(zip(pattern.args, type_.fields)):
+                self._unpack(Field(source, i), field_type, arg)
+            return
+        if isinstance(pattern, ast.Branch) and unbound and isinstance(type_, ADTType) \
+                and pattern.name in type_.branches:
+            self.steps.append(Filter(Call("=", (Field(source, 0), Const(pattern.name)),
+                                          ("symbol", "symbol"))))
+            fields = type_.branches[pattern.name]
+            for i, (arg, (_, field_type)) in enumerate(zip(pattern.args, fields), start=1):
+                self._unpack(Field(source, i), field_type, arg)
+            return
+        if not {v.name for v in term_variables(pattern)} <= self.slots.keys():
+            # `[y + 1, [y, _]]`: the field is compared once `y` is bound.
+            hidden = self._fresh()
+            self.steps.append(Assign(source))
+            self._bind(hidden, type_)
+            self.deferred.append(ast.Comparison("=", ast.Variable(hidden, pattern.span),
+                                                pattern, pattern.span))
+            return
+        value, value_type = self.expr(pattern, type_)
+        self.steps.append(Filter(Call("=", (source, value), (type_, value_type))))
 
     def _ungrounded(self, waiting) -> None:
         diagnostics = []
@@ -414,7 +528,9 @@ class _PipelinePlanner:
                     columns.append(column)
                 continue
             names = {v.name for v in term_variables(arg)}
-            if names <= self.slots.keys():
+            if first and not names and not has_holes(arg):
+                consts.append((column, evaluate(self.expr(arg, ctype)[0], ())))
+            elif names <= self.slots.keys() and not has_holes(arg):
                 keys.append((column, self.expr(arg, ctype)[0]))
             else:   # an expression over unbound variables: bind, then compare
                 hidden = self._fresh()
@@ -469,7 +585,8 @@ class _PipelinePlanner:
         seed_names = list(dict.fromkeys(order))
         seed = tuple(self.slots[n] for n in seed_names)
         inner = _PipelinePlanner(self.types, self.sources,
-                          [(n, self.slot_types[self.slots[n]]) for n in seed_names])
+                                 [(n, self.slot_types[self.slots[n]]) for n in seed_names],
+                                 named=self.named)
         inner.counter = self.counter
         inner.functors, inner.sites = self.functors, self.sites
         inner.scan_allowed = False    # the row starts with the seed, even if empty
@@ -486,8 +603,14 @@ class _PipelinePlanner:
     # ------------------------------------------------------------ expressions
 
     def _condition(self, comparison: ast.Comparison) -> Expr:
-        left, lt = self.expr(self.hoisted_term(comparison.left))
-        right, rt = self.expr(self.hoisted_term(comparison.right))
+        left_term = self.hoisted_term(comparison.left)
+        right_term = self.hoisted_term(comparison.right)
+        if _needs_context(left_term):
+            right, rt = self.expr(right_term)
+            left, lt = self.expr(left_term, rt)
+        else:
+            left, lt = self.expr(left_term)
+            right, rt = self.expr(right_term, lt if _needs_context(right_term) else None)
         (left, lt), (right, rt) = _unify([(left, lt), (right, rt)])
         return Call(comparison.op, (left, right), (lt, rt))
 
@@ -502,6 +625,8 @@ class _PipelinePlanner:
                     and context in ("number", "unsigned", "float"):
                 return Const(_coerce(term.value, context)), context
             return Const(term.value), term.type
+        if isinstance(term, (ast.Record, ast.Nil, ast.Branch, ast.Cast)):
+            return self._structured(term, context)
         if isinstance(term, ast.BinaryOp):
             args = _unify([self.expr(term.left, context), self.expr(term.right, context)])
             table = BINARY_OPS
@@ -524,6 +649,10 @@ class _PipelinePlanner:
             raise CheckError([Diagnostic("error", "this term cannot be evaluated here",
                                          term.span)], self.sources)
         arg_types = tuple(t for _, t in parts)
+        if any(is_structured(t) for t in arg_types):
+            raise CheckError([Diagnostic(
+                "error", f"`{name}` does not apply to records or ADT values", term.span)],
+                self.sources)
         operator = table.get(name)
         result = operator.result_type(arg_types) if operator is not None else None
         if result is None:
@@ -533,7 +662,100 @@ class _PipelinePlanner:
         return Call(name, tuple(e for e, _ in parts), arg_types), result
 
 
+    def _structured(self, term, context: str | None) -> tuple[Expr, str]:
+        """A record, ``nil``, a constructor or a cast, in a place of type ``context``."""
+        if isinstance(term, ast.Cast):
+            target = self._named_type(term.type)
+            expr, type_ = self.expr(term.term, target or context)
+            return expr, target or type_
+        if isinstance(term, ast.Branch):
+            adt = context if isinstance(context, ADTType) and term.name in context.branches \
+                else self.branches.get(term.name)
+            if adt is None:
+                raise CheckError([Diagnostic("error", f"unknown constructor `${term.name}`",
+                                             term.span)], self.sources)
+            fields = adt.branches[term.name]
+            args = [self._field(a, t) for a, (_, t) in zip(term.args, fields)]
+            return _pack(term.name, args), adt
+        if not isinstance(context, RecordType):
+            raise CheckError([Diagnostic("error", "cannot tell which record type this is",
+                                         term.span, hint="say it with `as([...], Type)`")],
+                             self.sources)
+        if isinstance(term, ast.Nil):
+            return Const(()), context
+        args = [self._field(a, t) for a, (_, t) in zip(term.args, context.fields)]
+        return _pack(None, args), context
+
+    def _field(self, term, type_: str) -> Expr:
+        if isinstance(term, ast.Wildcard):
+            raise CheckError([Diagnostic("error", "`_` cannot be part of a value that is "
+                                         "built", term.span,
+                                         hint="`_` ignores a field of a value taken apart; "
+                                              "name the field here")], self.sources)
+        return self.expr(term, type_)[0]
+
+    def _named_type(self, name: str) -> str | None:
+        """The column type called ``name`` when the plan knows it (a primitive, a
+        record type or an ADT used by some relation); None for a user subtype."""
+        if name in PRIMITIVES:
+            return name
+        found = self.named.get(name)
+        return found if found is not None and is_structured(found) else None
+
+
 # ---------------------------------------------------------------- helpers
+
+
+def _pack(branch: str | None, args: list[Expr]) -> Expr:
+    """A :class:`Pack`, or the constant value when every part is constant."""
+    if all(isinstance(a, Const) for a in args):
+        return Const(evaluate(Pack(branch, tuple(args)), ()))
+    return Pack(branch, tuple(args))
+
+
+def _needs_context(term) -> bool:
+    """A record or ``nil`` takes its type from the other side of a comparison."""
+    return isinstance(term, (ast.Record, ast.Nil))
+
+
+def _holes(node) -> bool:
+    """Whether a comparison's side (or ``node`` itself) is a pattern with a ``_``."""
+    if isinstance(node, ast.Comparison):
+        return has_holes(node.left) or has_holes(node.right)
+    return has_holes(node)
+
+
+def _named_types(program: ast.Module) -> dict[str, str]:
+    """Each user type's name -> its column type (a record type or ADT, or the
+    primitive of a subtype or union)."""
+    from datalog.analysis.types import TypeTable
+
+    table = TypeTable(program)
+    return {decl.name: table.primitive(decl.name) for decl in program.types
+            if table.primitive(decl.name) is not None}
+
+
+def _structured_types(types: Iterable[str]) -> dict[str, str]:
+    """Every record type and ADT reachable from the column types ``types``."""
+    found: dict[str, str] = {}
+    todo = list(types)
+    while todo:
+        type_ = todo.pop()
+        if not is_structured(type_) or type_ in found:
+            continue
+        found[str(type_)] = type_
+        if isinstance(type_, RecordType):
+            todo += [t for _, t in type_.fields]
+        else:
+            todo += [t for fields in type_.branches.values() for _, t in fields]
+    return found
+
+
+def _branch_types(types: Iterable[str]) -> dict[str, ADTType]:
+    """Branch name -> its ADT, for the ADTs reachable from ``types``."""
+    return {name: t for t in _structured_types(types).values() if isinstance(t, ADTType)
+            for name in t.branches}
+
 
 
 def _is_generator(term) -> bool:

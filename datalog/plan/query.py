@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from datalog.analysis.check import check
+from datalog.dialect.records import ADTType, RecordType
 from datalog.errors import CheckError, Diagnostic
 from datalog.plan.lower import fact_value
 from datalog.syntax import ast
@@ -116,7 +117,7 @@ def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> 
                 "constant, a variable or `_`", inner.span)], sources)
     types = tuple(checked.types.get(atom.relation, ()))
     types += ("number",) * (len(atom.args) - len(types))
-    ground = tuple(ast.Constant(_PLACEHOLDERS[column_type], column_type, arg.span)
+    ground = tuple(_placeholder(column_type, arg.span)
                    if isinstance(arg, (ast.Variable, ast.Wildcard)) else arg
                    for arg, column_type in zip(atom.args, types))
     program = checked.program
@@ -132,11 +133,24 @@ def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> 
         raise CheckError(errors, sources)
 
 
+def _placeholder(type_: str, span, depth: int = 0) -> ast.Term:
+    """A constant term of ``type_`` (``nil`` for a record type, the branch with
+    fewest fields for an ADT)."""
+    if isinstance(type_, RecordType) or depth > 20:
+        return ast.Nil(span)
+    if isinstance(type_, ADTType):
+        name, fields = min(type_.branches.items(), key=lambda item: len(item[1]))
+        return ast.Branch(name, tuple(_placeholder(t, span, depth + 1) for _, t in fields),
+                          span)
+    return ast.Constant(_PLACEHOLDERS[type_], type_, span)
+
+
 def _unknown(term: ast.Term) -> ast.Variable | ast.Wildcard | None:
     """The first variable or wildcard inside the expression ``term``."""
     if isinstance(term, (ast.Variable, ast.Wildcard)):
         return term
     parts = ((term.left, term.right) if isinstance(term, ast.BinaryOp)
              else (term.operand,) if isinstance(term, ast.UnaryOp)
-             else term.args if isinstance(term, ast.Functor) else ())
+             else term.args if isinstance(term, (ast.Functor, ast.Record, ast.Branch))
+             else (term.term,) if isinstance(term, ast.Cast) else ())
     return next(filter(None, map(_unknown, parts)), None)

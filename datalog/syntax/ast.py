@@ -104,7 +104,46 @@ class Aggregate:
     span: Span = field(compare=False)
 
 
-Term = Variable | Wildcard | Constant | BinaryOp | UnaryOp | Functor | Aggregate
+@dataclass(frozen=True)
+class Record:
+    """``[a, b, ...]``: a value of a record type (``.type Pair = [x: number, y:
+    symbol]``), or, where the column holds one, a pattern that takes a record
+    apart (its variables are bound to the fields)."""
+
+    args: tuple[Term, ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Nil:
+    """``nil``: the empty value every record type has (a list's end)."""
+
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Branch:
+    """``$Name(a, ...)``: a value of an algebraic data type built by its branch
+    ``Name`` (``$Name`` and ``$Name()`` for a branch without fields); as a
+    pattern it matches that branch only."""
+
+    name: str
+    args: tuple[Term, ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Cast:
+    """``as(term, Type)``: ``term`` taken as a value of ``Type`` (a type of the
+    same kind: a subtype, a union member, the record type of ``[..]``)."""
+
+    term: Term
+    type: str
+    span: Span = field(compare=False)
+
+
+Term = (Variable | Wildcard | Constant | BinaryOp | UnaryOp | Functor | Aggregate | Record
+        | Nil | Branch | Cast)
 
 
 # ---------------------------------------------------------------- literals
@@ -195,15 +234,28 @@ class RelationDecl:
 
 
 @dataclass(frozen=True)
+class BranchDecl:
+    """One branch of an algebraic data type: ``Name {field: Type, ...}``."""
+
+    name: str
+    fields: tuple[Attribute, ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
 class TypeDecl:
     """A user type. ``kind`` is ``subtype`` (``.type T <: number``), ``equivalent``
-    (``.type T = number``) or ``union`` (``.type U = A | B``); ``bases`` names the
-    type(s) on the right-hand side."""
+    (``.type T = number``), ``union`` (``.type U = A | B``), ``record``
+    (``.type P = [x: number, y: P]``, its ``fields``) or ``adt`` (``.type E = A
+    {x: number} | B {}``, its ``branches``); ``bases`` names the type(s) on the
+    right-hand side of the first three."""
 
     name: str
     kind: str
     bases: tuple[str, ...]
     span: Span = field(compare=False)
+    fields: tuple[Attribute, ...] = ()
+    branches: tuple[BranchDecl, ...] = ()
 
 
 @dataclass(frozen=True)

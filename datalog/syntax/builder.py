@@ -28,6 +28,9 @@ from datalog.syntax.ast import (
     Atom,
     Attribute,
     BinaryOp,
+    Branch,
+    BranchDecl,
+    Cast,
     Comparison,
     Component,
     ComponentInit,
@@ -38,9 +41,11 @@ from datalog.syntax.ast import (
     Functor,
     FunctorDecl,
     Negation,
+    Nil,
     Override,
     Plan,
     Pragma,
+    Record,
     RelationDecl,
     Rule,
     Span,
@@ -231,6 +236,37 @@ class Callbacks:
         return TypeDecl(str(name), kind, tuple(str(b) for b in bases),
                         self.span(keyword, bases[-1]))
 
+    def record_type(self, keyword, name, _eq, lsqb, *rest):
+        fields = self.fields(str(name), [a for a in rest if isinstance(a, Attribute)])
+        if not fields:
+            raise self.error(f"record type `{name}` has no fields", self.span(lsqb, rest[-1]),
+                             hint="a record type lists its fields: `[a: number, b: symbol]`")
+        return TypeDecl(str(name), "record", (), self.span(keyword, rest[-1]), fields=fields)
+
+    def adt_type(self, keyword, name, _eq, *branches):
+        seen = {}
+        for branch in branches:
+            if branch.name in seen:
+                raise self.error(f"branch `{branch.name}` is declared twice in `{name}`",
+                                 branch.span, hint="give each branch its own name")
+            seen[branch.name] = branch
+        return TypeDecl(str(name), "adt", (), self.span(keyword, branches[-1]),
+                        branches=tuple(branches))
+
+    def branch_decl(self, name, _lbrace, *rest):
+        fields = self.fields(str(name), [a for a in rest if isinstance(a, Attribute)])
+        return BranchDecl(str(name), fields, self.span(name, rest[-1]))
+
+    def fields(self, owner: str, attributes: list[Attribute]) -> tuple[Attribute, ...]:
+        """The fields of a record type or branch, each name once."""
+        seen = set()
+        for attr in attributes:
+            if attr.name in seen:
+                raise self.error(f"field `{attr.name}` is declared twice in `{owner}`",
+                                 attr.span, hint="give each field its own name")
+            seen.add(attr.name)
+        return tuple(attributes)
+
     def legacy_type(self, keyword, name):
         base = "number" if keyword.startswith(".number") else "symbol"
         return TypeDecl(str(name), "subtype", (base,), self.span(keyword, name))
@@ -352,7 +388,9 @@ class Callbacks:
                              hint=f"write `{op}(a, b)`")
         return Comparison(op, call.args[0], call.args[1], call.span)
 
-    def atom(self, call: Functor) -> Atom:
+    def atom(self, call) -> Atom:
+        if not isinstance(call, Functor):
+            raise self.error("expected an atom", call.span)
         return Atom(call.name, call.args, call.span)
 
     # ------------------------------------------------------------ terms
@@ -417,6 +455,8 @@ class Callbacks:
     def variable(self, name):
         if name == "_":
             return Wildcard(self.token_span(name))
+        if name == "nil":
+            return Nil(self.token_span(name))
         return Variable(str(name), self.token_span(name))
 
     def integer(self, token):
@@ -447,8 +487,24 @@ class Callbacks:
 
     def call(self, name, lpar, *rest):
         args = tuple(self.term(a) for a in rest[:-1] if a is not None)
-        node = Functor(str(name), args, self.span(name, rest[-1]))
+        span = self.span(name, rest[-1])
+        if name == "as":
+            if len(args) != 2 or not isinstance(args[1], Variable):
+                raise self.error("`as` takes a term and a type", span,
+                                 hint="write `as(x, Type)`")
+            return self.nested(Cast(args[0], args[1].name, span), args[0])
+        node = Functor(str(name), args, span)
         return self.nested(node, *args)
+
+    def record(self, lsqb, *rest):
+        args = tuple(self.term(a) for a in rest[:-1] if a is not None)
+        return self.nested(Record(args, self.span(lsqb, rest[-1])), *args)
+
+    def branch(self, dollar, name, *rest):
+        args = tuple(self.term(a) for a in rest
+                     if a is not None and getattr(a, "type", None) not in ("LPAR", "RPAR"))
+        end = next((t for t in reversed(rest) if t is not None), name)
+        return self.nested(Branch(str(name), args, self.span(dollar, end)), *args)
 
     def user_functor(self, at, name, lpar, *rest):
         args = tuple(self.term(a) for a in rest[:-1] if a is not None)
@@ -502,6 +558,10 @@ def _describe(piece) -> str:
         return "an aggregate"
     if isinstance(piece, Functor):
         return f"the functor call `{piece.name}(...)`"
+    if isinstance(piece, (Record, Nil)):
+        return "a record"
+    if isinstance(piece, Branch):
+        return f"the constructor `${piece.name}`"
     if isinstance(piece, Wildcard):
         return "`_`"
     return "an expression"

@@ -21,7 +21,8 @@ from datalog.errors import DatalogError
 # the parser accepts any of its starting terminals.
 _ITEM_START = {"DECL", "TYPE", "LEGACY_TYPE", "IO", "PRAGMA", "PLAN", "FUNCTOR", "COMP",
                "INIT", "OVERRIDE"}
-_TERM_START = {"NAME", "QNAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR"}
+_TERM_START = {"NAME", "QNAME", "INT", "FLOAT", "STRING", "PREFIX", "AT", "LPAR", "AGGREGATOR",
+               "LSQB", "DOLLAR"}
 _NAMES = {
     "NAME": "a name", "QNAME": "a qualified name", "INT": "a number", "FLOAT": "a number",
     "STRING": "a string",
@@ -173,10 +174,6 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
         hint = "write conjunction with `,` (bitwise and is `band`, logical and `land`)"
     elif char == "'":
         hint = "strings are written in double quotes"
-    elif char == "[":
-        hint = "record and algebraic data types are not supported"
-    elif char == "$":
-        hint = "algebraic data types (`$Branch(...)`) are not supported"
     message = f"unexpected character {shown}"
     if expected and hint is None:
         message += f"; expected {expected}"

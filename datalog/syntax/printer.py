@@ -54,6 +54,15 @@ def _term_text(term) -> str:
         return f"{term.op}{space}{_term_text(term.operand)}"
     if isinstance(term, ast.Functor):
         return f"{term.name}({', '.join(_term_text(a) for a in term.args)})"
+    if isinstance(term, ast.Record):
+        return f"[{', '.join(_term_text(a) for a in term.args)}]"
+    if isinstance(term, ast.Nil):
+        return "nil"
+    if isinstance(term, ast.Branch):
+        args = f"({', '.join(_term_text(a) for a in term.args)})" if term.args else ""
+        return f"${term.name}{args}"
+    if isinstance(term, ast.Cast):
+        return f"as({_term_text(term.term)}, {term.type})"
     target = f" {_term_text(term.target)}" if term.target is not None else ""
     body = ", ".join(_literal_text(lit) for lit in term.body)
     return f"{term.kind}{target} : {{ {body} }}"

@@ -33,6 +33,10 @@ def format_value(value: object) -> str:
         return str(int(value))
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, tuple):   # a record or an ADT value
+        from datalog.dialect.records import format_literal
+
+        return format_literal(value)
     return str(value)
 
 

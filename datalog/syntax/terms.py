@@ -25,14 +25,18 @@ from datalog.syntax.ast import (
     Aggregate,
     Atom,
     BinaryOp,
+    Branch,
+    Cast,
     Comparison,
     Constant,
     Functor,
     Literal,
     Negation,
+    Record,
     Term,
     UnaryOp,
     Variable,
+    Wildcard,
 )
 
 
@@ -47,10 +51,43 @@ def subterms(terms: Iterable[Term], targets: bool = True) -> Iterator[Term]:
             todo += [term.left, term.right]
         elif isinstance(term, UnaryOp):
             todo.append(term.operand)
-        elif isinstance(term, Functor):
+        elif isinstance(term, (Functor, Record, Branch)):
             todo += term.args
+        elif isinstance(term, Cast):
+            todo.append(term.term)
         elif targets and isinstance(term, Aggregate) and term.target is not None:
             todo.append(term.target)
+
+
+def pattern_variables(term: Term) -> Iterator[Variable]:
+    """The variables a term binds where it is matched against a value: the term
+    itself if it is a variable, the variables in the fields of a record or
+    constructor pattern (``[x, [y, _]]``, ``$Cons(h, t)``), not those inside an
+    expression (``x + 1`` binds nothing).
+
+    >>> from datalog.syntax.parser import parse
+    >>> atom = parse("r([x, [y, z + 1]]).").facts[0].atom
+    >>> [v.name for v in pattern_variables(atom.args[0])]
+    ['x', 'y']
+    """
+    if isinstance(term, Variable):
+        yield term
+    elif isinstance(term, (Record, Branch)):
+        for arg in term.args:
+            yield from pattern_variables(arg)
+
+
+def has_holes(term: Term) -> bool:
+    """Whether a record or constructor term has ``_`` in a field (at any depth):
+    it can take a value apart, but cannot be built.
+
+    >>> from datalog.syntax.parser import parse
+    >>> [has_holes(a) for a in parse("r([1, [_, 2]], [1, 2]).").facts[0].atom.args]
+    [True, False]
+    """
+    if isinstance(term, (Record, Branch)):
+        return any(isinstance(a, Wildcard) or has_holes(a) for a in term.args)
+    return False
 
 
 def direct_variables(terms: Iterable[Term]) -> Iterator[Variable]:
@@ -89,9 +126,11 @@ def term_variables(term: Term) -> Iterator[Variable]:
         yield from term_variables(term.right)
     elif isinstance(term, UnaryOp):
         yield from term_variables(term.operand)
-    elif isinstance(term, Functor):
+    elif isinstance(term, (Functor, Record, Branch)):
         for arg in term.args:
             yield from term_variables(arg)
+    elif isinstance(term, Cast):
+        yield from term_variables(term.term)
     elif isinstance(term, Aggregate):
         if term.target is not None:
             yield from term_variables(term.target)
@@ -138,6 +177,13 @@ def replace_variable(node, name: str, const: Constant):
     if isinstance(node, Functor):
         return Functor(node.name, tuple(replace_variable(a, name, const) for a in node.args),
                        node.span)
+    if isinstance(node, Record):
+        return Record(tuple(replace_variable(a, name, const) for a in node.args), node.span)
+    if isinstance(node, Branch):
+        return Branch(node.name, tuple(replace_variable(a, name, const) for a in node.args),
+                      node.span)
+    if isinstance(node, Cast):
+        return Cast(replace_variable(node.term, name, const), node.type, node.span)
     if isinstance(node, Aggregate):
         return Aggregate(node.kind, replace_variable(node.target, name, const)
                          if node.target is not None else None,

@@ -26,10 +26,12 @@ from datalog.errors import Diagnostic
 from datalog.syntax.ast import (
     Aggregate,
     Atom,
+    Branch,
     Comparison,
     Literal,
     Module,
     Negation,
+    Record,
     Variable,
     Wildcard,
 )
@@ -51,6 +53,17 @@ def check_range_restriction(program: Module, context: Context) -> list[Diagnosti
     return out
 
 
+def _pattern_wildcards(term) -> set[int]:
+    """The ``_`` in field positions of a record or constructor pattern."""
+    out: set[int] = set()
+    if isinstance(term, (Record, Branch)):
+        for arg in term.args:
+            if isinstance(arg, Wildcard):
+                out.add(id(arg))
+            out |= _pattern_wildcards(arg)
+    return out
+
+
 def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> list[Diagnostic]:
     """Range restriction and singleton variables of one clause ``head :- body``,
     whose groundedness is ``grounding``."""
@@ -69,19 +82,23 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> 
                                       "the body", v.span, hint="bind it with a positive atom "
                                       f"or an equality such as `{v.name} = ...`"))
 
-    def misplaced_wildcards(terms, as_arguments: bool) -> None:
-        """``_`` stands for an ignored argument of an atom, nothing else."""
+    def misplaced_wildcards(terms, as_arguments: bool, patterns: bool = False) -> None:
+        """``_`` stands for an ignored argument of an atom, or an ignored field
+        of a pattern (``r([x, _])``, ``p = $Cons(_, t)``), nothing else."""
         for t in terms:
             if isinstance(t, Wildcard) and as_arguments:
                 continue
+            ignored = _pattern_wildcards(t) if patterns else set()
             for w in subterms([t], targets=False):
-                if isinstance(w, Wildcard):
+                if isinstance(w, Wildcard) and id(w) not in ignored:
                     out.append(Diagnostic("error", "`_` can only be an argument of an atom",
                                           w.span, hint="use a named variable"))
 
     def check_body(body, scope: Scope, bound: set) -> None:
         for literal in body:
-            misplaced_wildcards(literal_terms(literal), not isinstance(literal, Comparison))
+            misplaced_wildcards(literal_terms(literal), not isinstance(literal, Comparison),
+                                patterns=isinstance(literal, Atom) or (
+                                    isinstance(literal, Comparison) and literal.op == "="))
             if isinstance(literal, Atom):
                 need([a for a in literal.args if not isinstance(a, Variable)], scope, bound,
                      "in an expression")
