@@ -48,6 +48,7 @@ from datalog.syntax.ast import (
     PRIMITIVE_TYPES,
     Atom,
     Attribute,
+    Cast,
     Component,
     ComponentInit,
     ComponentType,
@@ -246,7 +247,7 @@ class _Expander:
             elif isinstance(item, (Fact, Rule)):
                 kept = _without(item, overridden)
                 if kept is not None:
-                    items.append(kept)
+                    items.append(_bind(kept, inner) if isinstance(kept, Rule) else kept)
             else:
                 items.append(_bind(item, inner))
         return items
@@ -297,16 +298,11 @@ def _without(clause: Fact | Rule, overridden: set[str]) -> Fact | Rule | None:
 
 
 def _bind(item, binding: dict[str, str]):
-    """A declaration with its type parameters replaced by their arguments."""
+    """A declaration or rule with its type parameters replaced by their
+    arguments (in attributes, record fields, ADT branches and ``as`` casts)."""
     if not binding:
         return item
-    if isinstance(item, RelationDecl):
-        attributes = tuple(dataclasses.replace(a, type=binding.get(a.type, a.type))
-                           for a in item.attributes)
-        return dataclasses.replace(item, attributes=attributes)
-    if isinstance(item, TypeDecl):
-        return dataclasses.replace(item, bases=tuple(binding.get(b, b) for b in item.bases))
-    return item
+    return _renamed(item, {}, binding)
 
 
 #: Nodes that hold no relation or type name.
@@ -339,13 +335,18 @@ def _renamed(node, relations: dict[str, str], types: dict[str, str]):
         args = _renamed(node.args, relations, types)
         return Atom(relations.get(node.relation, node.relation), args, node.span)
     if isinstance(node, RelationDecl):
-        return dataclasses.replace(node, name=relations[node.name],
+        return dataclasses.replace(node, name=relations.get(node.name, node.name),
                                    attributes=_renamed(node.attributes, relations, types))
     if isinstance(node, Attribute):
         return dataclasses.replace(node, type=types.get(node.type, node.type))
     if isinstance(node, TypeDecl):
-        return dataclasses.replace(node, name=types[node.name],
-                                   bases=tuple(types.get(b, b) for b in node.bases))
+        return dataclasses.replace(node, name=types.get(node.name, node.name),
+                                   bases=tuple(types.get(b, b) for b in node.bases),
+                                   fields=_renamed(node.fields, relations, types),
+                                   branches=_renamed(node.branches, relations, types))
+    if isinstance(node, Cast):
+        return dataclasses.replace(node, term=_renamed(node.term, relations, types),
+                                   type=types.get(node.type, node.type))
     if isinstance(node, Directive):
         return dataclasses.replace(node, relations=tuple(relations.get(r, r)
                                                          for r in node.relations))

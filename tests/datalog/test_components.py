@@ -358,3 +358,45 @@ def test_an_include_inside_a_component_belongs_to_it(tmp_path):
     with pytest.raises(datalog.DatalogError) as error:
         datalog.Program.from_file(tmp_path / "main.dl")
     assert str(error.value).startswith(f"{tmp_path / 'body.dl'}:2:3: error:")
+
+
+def test_type_parameters_reach_record_fields_adt_branches_and_casts():
+    program = datalog.Program("""
+.comp Box<T> {
+  .type Pair = [a: T, b: T]
+  .decl in(x: T, y: T)
+  .decl p(r: Pair)
+  .decl back(x: T)
+  .decl cast(x: T)
+  p([x, y]) :- in(x, y).
+  back(y) :- p([_, y]).
+  cast(as(x, T)) :- in(x, _).
+}
+.comp Shapes<T> {
+  .type Shape = Circle {r: T} | Square {s: T}
+  .decl in(x: T)
+  .decl sh(s: Shape)
+  sh($Square(x)) :- in(x).
+}
+.init nb = Box<number>
+.init sb = Box<symbol>
+.init shapes = Shapes<symbol>
+""")
+    session = program.session()
+    session.insert("nb.in", (1, 2), (3, 4))
+    session.insert("sb.in", ("a", "b"))
+    session.insert("shapes.in", ("a",))
+    assert session.query("nb.back(x)") == {(2,), (4,)}
+    assert session.query("sb.back(x)") == {("b",)}
+    assert session.query("shapes.sh(x)") == {(("Square", "a"),)}
+    assert session.query("nb.cast(x)") == {(1,), (3,)}
+    session.retract("nb.in", (1, 2))
+    assert session.query("nb.p(x)") == {((3, 4),)}
+
+
+def test_an_adt_in_a_component_instantiated_twice_names_its_branches_twice():
+    """Branch names are global (as in Soufflé): two instances of a component
+    declaring an ADT declare each branch twice, a located error."""
+    with pytest.raises(datalog.CheckError, match="branch `Circle` is also a branch of"):
+        datalog.Program(".comp S<T> {\n  .type Shape = Circle {r: T}\n}\n"
+                        ".init a = S<number>\n.init b = S<symbol>\n")
