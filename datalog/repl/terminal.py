@@ -21,6 +21,7 @@ from typing import IO
 from datalog.errors import DatalogError
 from datalog.repl.commands import COMMANDS
 from datalog.repl.interpreter import Repl
+from datalog.repl.progress import Progress
 
 HISTORY_FILE = ".datalog_history"
 #: On a terminal, an output longer than this many rows shows its first ones and
@@ -134,7 +135,8 @@ def interactive(repl: Repl) -> None:
         except EOFError:
             break
         try:
-            repl.feed(line)
+            with Progress(repl, repl.err):
+                repl.feed(line)
         except KeyboardInterrupt:
             repl.interrupted()
     if not repl.done:
