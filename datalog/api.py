@@ -125,6 +125,7 @@ class Program:
     def session(self, fact_dir: str | os.PathLike | None = None, *,
                 max_iterations: int | None = None,
                 spill_threshold: int | None = None,
+                spill_cache: int | None = None,
                 store: str | os.PathLike | None = None,
                 migrate: bool = False) -> Session:
         """A new :class:`Session`: reads the ``.input`` relations from
@@ -134,9 +135,12 @@ class Program:
         (:mod:`datalog.store`): created with the facts of ``fact_dir`` as
         transaction 0, or, if it exists, reopened to the inputs after its last
         transaction (``fact_dir`` is then not read). A store written by another
-        program is refused unless ``migrate``."""
+        program is refused unless ``migrate``. ``spill_threshold`` (rows) moves
+        larger join traces to Spark; ``spill_cache`` (rows, default 1,000,000)
+        bounds the entries of those kept in Python for the lookups to come."""
         return Session(self, fact_dir, max_iterations=max_iterations,
-                       spill_threshold=spill_threshold, store=store, migrate=migrate)
+                       spill_threshold=spill_threshold, spill_cache=spill_cache,
+                       store=store, migrate=migrate)
 
     def describe(self, code: bool = False) -> str:
         """How the program is evaluated, as ``datalog plan`` prints it: the
@@ -428,12 +432,14 @@ class Transaction:
 class Session:
     """A program being evaluated incrementally (see the module docstring).
     ``max_iterations`` bounds the iterations of each recursive stratum per
-    transaction; ``spill_threshold`` (rows) moves larger traces to Spark;
+    transaction; ``spill_threshold`` (rows) moves larger traces to Spark,
+    ``spill_cache`` (rows) bounds what of them stays cached in Python;
     ``store`` and ``migrate``: see :meth:`Program.session`. ``messages`` says
     what opening the store did (created, replayed, dropped a torn record)."""
 
     def __init__(self, program: Program, fact_dir=None, *, max_iterations=None,
-                 spill_threshold=None, store=None, migrate=False, _initial=None):
+                 spill_threshold=None, spill_cache=None, store=None, migrate=False,
+                 _initial=None):
         self.program = program
         plan = program.plan
         self._relations = plan.relations
@@ -441,7 +447,8 @@ class Session:
         self._open: Transaction | None = None        # the `with` block in progress
         self._max_iterations = max_iterations
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
-                                      spill_threshold=spill_threshold)
+                                      spill_threshold=spill_threshold,
+                                      spill_cache=spill_cache)
         self._circuit = self._compiled.circuit
         self._inputs: dict[str, set] = {name: set() for name in plan.relations}
         self._contents: dict[str, set] = {name: set() for name in plan.relations}
