@@ -143,6 +143,7 @@ class SpillCache:
     def committed(self, part: int) -> None:
         """``part``'s epoch committed: its entries in the cache are past now."""
         self.answers.pop(part, None)
+        self.announced.pop(part, None)
         for key in self.current.pop(part, ()):
             group = self.groups.get((part, key))
             if group is None:
