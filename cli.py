@@ -107,6 +107,9 @@ def fail(error) -> NoReturn:
               help="Read the .input relations from DIR/<relation>.facts.")
 @click.option("--spill-threshold", type=click.IntRange(min=0), metavar="N",
               help="Move join traces larger than N rows to Spark.")
+@click.option("--spill-cache", type=click.IntRange(min=0), metavar="N",
+              help="With --spill-threshold: keep up to N rows of the spilled traces "
+                   "that joins read cached in Python (default 1000000).")
 @click.option("--store", metavar="DIR",
               help="Keep the session in DIR: every commit is logged (fsync'd) "
                    "before it returns; starting again replays it.")
@@ -117,8 +120,9 @@ def fail(error) -> NoReturn:
 @_preprocessor
 @_functors
 def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
-         store: str | None, migrate: bool, sandbox: tuple[str, ...], macros: dict[str, str],
-         include_dirs: tuple[str, ...], functors: dict | None) -> None:
+         spill_cache: int | None, store: str | None, migrate: bool, sandbox: tuple[str, ...],
+         macros: dict[str, str], include_dirs: tuple[str, ...],
+         functors: dict | None) -> None:
     """Assert and retract facts, ask queries, see what changed.
 
     Reads statements from a terminal (with history and completion) or from
@@ -129,7 +133,11 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
 
     if migrate and store is None:
         raise click.UsageError("--migrate needs --store DIR")
+    if spill_cache is not None and spill_threshold is None:
+        raise click.UsageError("--spill-cache needs --spill-threshold")
     options = {} if spill_threshold is None else {"spill_threshold": spill_threshold}
+    if spill_cache is not None:
+        options["spill_cache"] = spill_cache
     if store is not None:
         options.update(store=store, migrate=migrate)
     program_options = {"macros": macros, "include_dirs": include_dirs, "functors": functors}

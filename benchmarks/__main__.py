@@ -215,14 +215,31 @@ def main(argv=None) -> int:
         method = METHOD.format(updates=settings.updates, budget=settings.update_budget,
                                incremental=settings.incremental_budget,
                                timeout=settings.timeout, memory=settings.memory_limit / 2**30)
+        kept = _spark_section(args.results)
         with open(args.results, "w") as out:
             out.write("# Benchmark results\n\n")
             out.write("".join(f"- {line}\n" for line in header))
             out.write(f"- total {elapsed / 60:.1f} min; load average at end {end_load}\n\n")
             out.write(method + "\n")
             out.write(report.render(blocks, markdown=True))
+            out.write(kept)
     problems = [p for _, cs in blocks for p in report.disagreements(cs)]
     return 1 if problems else 0
+
+
+SPARK_SECTION = "\n## Spark, measured apart\n"
+
+
+def _spark_section(path: str) -> str:
+    """The section of ``path`` from :data:`SPARK_SECTION` on (figures of
+    ``benchmarks.spill`` and ``benchmarks.bigger_than_memory``, run by hand),
+    kept when the file is written again; empty when there is none."""
+    try:
+        with open(path, encoding="utf-8") as old:
+            text = old.read()
+    except OSError:
+        return ""
+    return text[text.index(SPARK_SECTION):] if SPARK_SECTION in text else ""
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ the in-memory engine under a memory budget, one process each.
 
     python -m benchmarks.bigger_than_memory                 # 10,000 nodes, 20,000 edges
     python -m benchmarks.bigger_than_memory --nodes 1000 --edges 2000 --budget-mib 400
+    python -m benchmarks.bigger_than_memory --engines spark --spark-conf KEY=VALUE
 
 The graph is random (``--edges`` distinct edges, no self loops, seeded), its
 closure close to ``nodes**2`` paths. Each engine counts ``path`` in a fresh
@@ -91,6 +92,8 @@ def cell(name: str, directory: str, args) -> dict:
                    "-D", "-", "--engine", "spark"]
         if args.master:
             command += ["--master", args.master]
+        for setting in args.spark_conf:
+            command += ["--spark-conf", setting]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             return {"status": "error: " + result.stderr.strip()}
@@ -120,10 +123,10 @@ def cell(name: str, directory: str, args) -> dict:
             if not isinstance(error, MemoryError) and "MemoryError" not in str(error):
                 raise
             return {"status": f"MemoryError (budget {args.budget_mib} MiB)"}
-    if args.master:
-        from engine.spark.session import configure
+    if args.master or args.spark_conf:
+        from engine.spark.session import configure, parse_conf
 
-        configure(args.master)
+        configure(args.master, parse_conf(args.spark_conf))
     session = datalog.Program(PROGRAM).session(fact_dir=directory,
                                                spill_threshold=args.threshold)
     return {"status": "ok", "paths": session.size("path")}
@@ -139,6 +142,8 @@ def main(argv=None) -> int:
                         help="spill threshold (rows) of the spilling session")
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
     parser.add_argument("--master", help="Spark master for spark and spill (default local[*])")
+    parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for spark and spill (repeatable)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine")
     parser.add_argument("--cell", choices=ENGINES, help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
@@ -163,6 +168,8 @@ def main(argv=None) -> int:
                        "--threshold", str(args.threshold)]
             if args.master:
                 command += ["--master", args.master]
+            for setting in args.spark_conf:
+                command += ["--spark-conf", setting]
             answer = measure(command, args.timeout)
             paths = answer.get("paths")
             if paths is not None:

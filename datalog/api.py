@@ -244,6 +244,7 @@ class Program:
     def session(self, fact_dir: str | os.PathLike | None = None, *,
                 max_iterations: int | None = None,
                 spill_threshold: int | None = None,
+                spill_cache: int | None = None,
                 store: str | os.PathLike | None = None,
                 migrate: bool = False, memory_limit: int | str | None = None) -> Session:
         """A new :class:`Session`: reads the ``.input`` relations from
@@ -253,14 +254,16 @@ class Program:
         (:mod:`datalog.store`): created with the facts of ``fact_dir`` as
         transaction 0, or, if it exists, reopened to the inputs after its last
         transaction (``fact_dir`` is then not read). A store written by another
-        program is refused unless ``migrate``.
+        program is refused unless ``migrate``. ``spill_threshold`` (rows) moves
+        larger join traces to Spark; ``spill_cache`` (rows, default 1,000,000)
+        bounds the entries of those kept in Python for the lookups to come.
 
         ``memory_limit`` (bytes, or a size such as ``"2G"``, ``"512M"``) bounds
         the process's resident memory while a transaction evaluates: past it the
         transaction fails and is rolled back (:mod:`engine.memory`)."""
         return Session(self, fact_dir, max_iterations=max_iterations,
-                       spill_threshold=spill_threshold, store=store, migrate=migrate,
-                       memory_limit=memory_limit)
+                       spill_threshold=spill_threshold, spill_cache=spill_cache,
+                       store=store, migrate=migrate, memory_limit=memory_limit)
 
     def describe(self, code: bool = False) -> str:
         """How the program is evaluated, as ``datalog plan`` prints it: the
@@ -693,20 +696,22 @@ class Transaction:
 class Session:
     """A program being evaluated incrementally (see the module docstring).
     ``max_iterations`` bounds the iterations of each recursive stratum per
-    transaction; ``spill_threshold`` (rows) moves larger traces to Spark;
+    transaction; ``spill_threshold`` (rows) moves larger traces to Spark,
+    ``spill_cache`` (rows) bounds what of them stays cached in Python;
     ``store`` and ``migrate``: see :meth:`Program.session`. ``messages`` says
     what opening the store did (created, replayed, dropped a torn record)."""
 
     def __init__(self, program: Program, fact_dir=None, *, max_iterations=None,
-                 spill_threshold=None, store=None, migrate=False, memory_limit=None,
-                 _initial=None, _profile=None):
+                 spill_threshold=None, spill_cache=None, store=None, migrate=False,
+                 memory_limit=None, _initial=None, _profile=None):
         self.program = program
         plan = program.plan
         self._relations = plan.relations
         self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
         self._open: Transaction | None = None        # the `with` block in progress
         self._max_iterations = max_iterations
-        self._spill_threshold = spill_threshold
+        self._spill_threshold, self._spill_cache = spill_threshold, spill_cache
+        self._memory_limit = memory_limit
         self._autoinc = AutoInc()
         self._functors = program._implementations(self._autoinc, peek=True)  # explain
         if spill_threshold is not None:
@@ -714,6 +719,7 @@ class Session:
                                "leave out the spill threshold for this program")
         self._compiled = compile_plan(plan, max_iterations=max_iterations,
                                       spill_threshold=spill_threshold,
+                                      spill_cache=spill_cache,
                                       functors=program._implementations(self._autoinc))
         self._circuit = self._compiled.circuit
         self._circuit.limit_memory(parse_size(memory_limit))
@@ -964,7 +970,8 @@ class Session:
             raise DatalogError("a transaction is open on this session: finish it first")
         program = self.program.extended(text)
         fresh = Session(program, max_iterations=self._max_iterations,
-                        spill_threshold=self._spill_threshold, _initial=self._inputs)
+                        spill_threshold=self._spill_threshold, spill_cache=self._spill_cache,
+                        memory_limit=self._memory_limit, _initial=self._inputs)
         before = self._contents
         self.program = program
         self._relations = fresh._relations

@@ -313,7 +313,7 @@ class Circuit(BaseCircuit):
     """
 
     def __init__(self, max_iterations: int | None = None, spill_threshold: int | None = None,
-                 columnar_threshold: int | None = None):
+                 columnar_threshold: int | None = None, spill_cache: int | None = None):
         super().__init__(None, "")
         if max_iterations is not None and (type(max_iterations) is not int
                                            or max_iterations < 1):
@@ -328,9 +328,15 @@ class Circuit(BaseCircuit):
         # Join and aggregate traces past this many rows go columnar (engine.columnar;
         # not together with spilling, which moves dict traces).
         self.columnar_threshold = columnar_threshold
+        # Rows of spilled traces cached in Python (engine.spark.spill_cache).
+        self.spill_cache = None
         if spill_threshold is not None:
             from engine.spark.spill import check_spilling
+            from engine.spark.spill_cache import DEFAULT_BUDGET, SpillCache
             check_spilling(spill_threshold)
+            self.spill_cache = SpillCache(DEFAULT_BUDGET if spill_cache is None else spill_cache)
+        elif spill_cache is not None:
+            raise BuildError("spill_cache is for spilled traces: give a spill_threshold too")
         self.epoch = 0
         self.finalized = False
         self.sources: dict[str, Source] = {}
@@ -416,7 +422,7 @@ class Circuit(BaseCircuit):
                     node.use_columnar(self.columnar_threshold)
         if self.spill_threshold is not None:
             from engine.spark.spill import spill_traces
-            spill_traces(self.all_nodes, self.spill_threshold)
+            spill_traces(self.all_nodes, self.spill_threshold, cache=self.spill_cache)
         self.starting = [n for n in self.all_nodes if _overrides(n, "clock_start")]
         self.stopping = [n for n in self.all_nodes if _overrides(n, "clock_stop")]
         self.finalized = True

@@ -249,14 +249,22 @@ class JoinNode(Node):
         """``a ⋈ B_spark + A_spark ⋈ b``: the parts of the traces moved to Spark
         (``engine.spark.spill``), looked up for the keys of the other side's
         difference and paired by the same loops as the in-memory parts (the
-        matches come as a trace in memory, read through its cursors). Called
-        before those are read: a lookup may first move them to Spark."""
+        matches come as a trace in memory, read through its cursors). Both
+        sides' keys are announced (``prefetch``) before either is read, so
+        the lookups that miss the cache go to Spark as one request. Called
+        before the in-memory parts are read: a lookup may first move them
+        to Spark."""
         fns, nested = self.functions, "left_timed" in self.functions
-        for side, delta, own, other in (("left", a, self.left_trace, self.right_trace),
-                                         ("right", b, self.right_trace, self.left_trace)):
-            if not delta or not hasattr(other, "spilled_matches"):
-                continue
-            matches = other.spilled_matches(own.index_rows(delta).keys())
+        lookups = [(side, delta, other, own.index_rows(delta).keys())
+                   for side, delta, own, other in (
+                       ("left", a, self.left_trace, self.right_trace),
+                       ("right", b, self.right_trace, self.left_trace))
+                   if delta and hasattr(other, "spilled_matches")]
+        for _, _, other, keys in lookups:
+            if hasattr(other, "prefetch"):
+                other.prefetch(keys)
+        for side, delta, other, keys in lookups:
+            matches = other.spilled_matches(keys)
             if matches is None:
                 continue
             past = matches.past_cursor()

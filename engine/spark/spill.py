@@ -25,10 +25,16 @@ Joins. The join is bilinear, so against a trace ``B = B_memory + B_spark``::
 
     a ⋈ B = a ⋈ B_memory + a ⋈ B_spark
 
-``a ⋈ B_spark`` ships the distinct keys of the (small) difference ``a`` to
-Spark (a filter on the key columns for up to ``IN_LIMIT`` keys, a broadcast
-table in a left-semi join beyond); Spark finds the matching entries, which come
-back through Arrow (``toArrow``) as a small in-memory
+``a ⋈ B_spark`` needs the entries of ``B_spark`` under the distinct keys of
+the (small) difference ``a``. Those recently fetched are cached in Python
+(:mod:`engine.spark.spill_cache`, a budget of rows shared by the circuit's
+traces, kept exact as the traces change); the others go to Spark, the keys of
+both sides of the join in **one request** per iteration (the join announces
+them all with ``prefetch`` before reading either side): a filter on the key
+columns for up to ``IN_LIMIT`` keys, a broadcast table in a left-semi join
+beyond, the selections of several traces in one union. The matching entries
+come back through Arrow (``toArrow``) and, cached or fetched, make a small
+in-memory
 :class:`~engine.trace.Trace` (this epoch's entries its current epoch, earlier
 epochs' its past, by iteration), which the join reads through the same cursors
 (``engine.cursor``) as its in-memory traces and pairs with ``a`` in its own
@@ -42,9 +48,11 @@ the join's Python ``combine`` anyway.
 
 Compaction. Spilled entries first join a **tail** (Arrow tables, columnar,
 seen by Spark as one local relation); the **body** is the compacted past in
-Spark. When the tail outnumbers the body (or ``TAIL_CAP`` rows), the next use
-of the trace compacts in Spark: past epochs merged into one, grouped by key,
-value and iteration, weights summed, zeros dropped; the current epoch's rows
+Spark. When the tail outnumbers the body, the next request to Spark for the
+trace compacts it first (a warm session, served by the cache, sends none, so
+it pays no compaction either; a tail of ``TAIL_CAP`` rows compacts at once):
+past epochs merged into one, grouped by key, value and iteration, weights
+summed, zeros dropped; the current epoch's rows
 (a long epoch, such as a bulk load, compacts too) kept as they are, so a
 rollback can still drop them; all partitioned by key and checkpointed
 (``localCheckpoint``) to cut the lineage. Doubling keeps the cost per row
@@ -64,6 +72,7 @@ from __future__ import annotations
 from engine.errors import EngineError, SparkUnavailableError
 from engine.operators.join import JoinNode, TraceNode
 from engine.spark.session import INSTALL_HINT, _require_java, get_session, import_pyspark
+from engine.spark.spill_cache import PAST, SpillCache
 from engine.trace import Trace
 
 EPOCH, ITERATION, WEIGHT = "epoch", "iteration", "weight"
@@ -74,7 +83,7 @@ class SpillError(EngineError):
     Spark cannot store. ``str()`` is the whole message."""
 
 
-TAIL_CAP = 200_000  # tail rows that make a compaction due however large the body
+TAIL_CAP = 200_000  # tail rows compacted at once, without waiting for a lookup
 IN_LIMIT = 256  # keys looked up by a column filter; more go as a broadcast table
 
 
@@ -95,12 +104,14 @@ def check_spilling(threshold) -> int:
     return threshold
 
 
-def spill_traces(nodes, threshold: int, session=None) -> int:
+def spill_traces(nodes, threshold: int, session=None, cache: SpillCache | None = None) -> int:
     """Make every trace among ``nodes`` that only joins read a
     :class:`SpillingTrace` with ``threshold``; returns how many. ``session``:
     the SparkSession (default: :func:`get_session`'s, made when a trace first
-    spills). Traces aggregates read (whole groups per changed key) stay in
-    memory."""
+    spills); ``cache``: the :class:`~engine.spark.spill_cache.SpillCache` they
+    share (default: a new one of the default budget). Traces aggregates read
+    (whole groups per changed key) stay in memory."""
+    cache = SpillCache() if cache is None else cache
     readers: dict[int, list] = {}
     for node in nodes:
         for read in node.reads:
@@ -112,7 +123,8 @@ def spill_traces(nodes, threshold: int, session=None) -> int:
                 or not all(isinstance(user, JoinNode) for user in users)):
             continue
         if not isinstance(node.trace, SpillingTrace):
-            node.trace = SpillingTrace.from_trace(node.trace, threshold, session, node.label)
+            node.trace = SpillingTrace.from_trace(node.trace, threshold, session, node.label,
+                                                  cache)
         for user in users:
             user.spilled = True
         count += 1
@@ -136,22 +148,23 @@ class SpillingTrace(Trace):
     ([((1,), (1, 'a'), (0, 2), 1)], True)
     """
 
-    __slots__ = ("label", "part", "session", "threshold", "unspilled")
+    __slots__ = ("cache", "label", "part", "session", "threshold", "unspilled")
 
     def __init__(self, nested: bool = False, index=None, threshold: int = 0,
-                 session=None, label: str = ""):
+                 session=None, label: str = "", cache: SpillCache | None = None):
         super().__init__(nested=nested, index=index)
         self.threshold = threshold
         self.unspilled = 0
         self.part: SparkPart | None = None
         self.session = session
         self.label = label
+        self.cache = SpillCache() if cache is None else cache
 
     @classmethod
     def from_trace(cls, trace: Trace, threshold: int, session=None,
-                   label: str = "") -> SpillingTrace:
+                   label: str = "", cache: SpillCache | None = None) -> SpillingTrace:
         """A spilling trace holding ``trace``'s entries."""
-        new = cls(trace.nested, trace.index, threshold, session, label)
+        new = cls(trace.nested, trace.index, threshold, session, label, cache)
         new.adopt(trace)
         new.unspilled = sum(1 for _ in new.entries())
         return new
@@ -185,10 +198,11 @@ class SpillingTrace(Trace):
 
     def spill_if_large(self) -> None:
         """Move the in-memory entries to Spark when they pass the threshold;
-        compact the Spark part when its tail has grown enough."""
+        compact the Spark part when its tail holds too many rows to wait for
+        the next lookup (which compacts a tail that merely outnumbers the body)."""
         if self.unspilled > self.threshold:
             self.spill()
-        if self.part is not None and self.part.due:
+        if self.part is not None and self.part.pressing:
             self.part.compact(self.epoch)
 
     def spill(self) -> None:
@@ -201,18 +215,28 @@ class SpillingTrace(Trace):
         if entries:
             if self.part is None:
                 self.part = SparkPart(self.session or get_session(), self.index,
-                                      self.nested, self.threshold, self.label)
-            self.part.append(entries)
+                                      self.nested, self.threshold, self.label, self.cache)
+            self.part.append(entries, self.epoch)
         self.drop_entries()
         self.unspilled = 0
 
     # -- reading --------------------------------------------------------------
 
+    def prefetch(self, keys) -> None:
+        """``keys`` will be read by :meth:`spilled_matches` soon: those not
+        cached go into the next request to Spark, which a join sends once for
+        all the keys of all its spilled sides. Spills first when due."""
+        self.spill_if_large()
+        if self.part is not None and keys:
+            self.part.announce(keys, self.epoch)
+
     def spilled_matches(self, keys) -> Trace | None:
         """The Spark part's entries under ``keys``, as a trace in memory at this
-        trace's epoch (``None`` when there are none). Spills and compacts
-        first when due, so a join calling this *before* it reads the
-        in-memory part sees every entry exactly once."""
+        trace's epoch (``None`` when there are none): from the cache, from the
+        answer to the request of a :meth:`prefetch`, or else from a request
+        of their own. Spills and compacts first when due, so a join calling
+        this *before* it reads the in-memory part sees every entry exactly
+        once."""
         self.spill_if_large()
         if self.part is None or not keys:
             return None
@@ -274,9 +298,12 @@ class SparkPart:
     compacted past in Spark, partitioned by key and checkpointed; and a
     **tail**, the entries spilled since the last compaction, kept as Arrow
     tables and seen by Spark as one local relation. Lookups read both in one
-    Spark query; compaction moves the tail into the body."""
+    Spark query, sent with the other lookups announced to ``cache`` (a
+    :class:`~engine.spark.spill_cache.SpillCache`), whose groups it keeps
+    exact; compaction moves the tail into the body."""
 
-    def __init__(self, session, index, nested: bool, threshold: int, label: str = ""):
+    def __init__(self, session, index, nested: bool, threshold: int, label: str = "",
+                 cache: SpillCache | None = None):
         # Arrow tables become DataFrames through Arrow only with this set (else
         # row by row through Python: 15x slower for the tail here).
         session.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
@@ -294,7 +321,10 @@ class SparkPart:
         self.columns: list | None = None   # Arrow types: values, then keys
         self.arity = 0
         self.key_is_tuple = True
-        self.due = False
+        self.due = False       # the tail outnumbers the body: compact before a lookup
+        self.pressing = False  # the tail is too large to wait for a lookup
+        self.cache = SpillCache() if cache is None else cache
+        self.uid = id(self)    # this part's name in the cache
 
     # -- layout -------------------------------------------------------------
 
@@ -341,8 +371,9 @@ class SparkPart:
 
     # -- writing ------------------------------------------------------------
 
-    def append(self, entries: list) -> None:
-        """Add ``(key, value, epoch, iteration, weight)`` entries to the tail."""
+    def append(self, entries: list, epoch: int) -> None:
+        """Add ``(key, value, epoch, iteration, weight)`` entries to the tail
+        (and to the cached groups of their keys); ``epoch``: the current one."""
         import pyarrow as pa
 
         if self.columns is None:
@@ -362,18 +393,24 @@ class SparkPart:
         self.tail.append(pa.Table.from_arrays(arrays, names=names))
         self.tail_rows += len(entries)
         self._tail_frame = None
+        self.cache.add(self.uid, entries, epoch)
         self._check_due()
 
     def committed(self) -> None:
         """An epoch committed: its rows are past now."""
         self.body_epoch = None
+        self.cache.committed(self.uid)
         self._check_due()
 
     def _check_due(self) -> None:
         """Compaction is due when the tail outnumbers the body (doubling, so
-        the cost per row stays constant), or ``TAIL_CAP`` rows."""
+        the cost per row stays constant), or ``TAIL_CAP`` rows; it waits for
+        the next lookup that goes to Spark (warm lookups are served by the
+        cache) unless the tail passes ``TAIL_CAP`` rows (and the threshold)."""
         if self.tail_rows > max(self.threshold, min(self.body_rows, TAIL_CAP)):
             self.due = True
+        if self.tail_rows > max(self.threshold, TAIL_CAP):
+            self.pressing = True
 
     def rollback(self, epoch: int) -> None:
         """Drop the rows of the failed ``epoch``: from the tail (Arrow), and
@@ -390,7 +427,8 @@ class SparkPart:
 
             self.body = self.body.filter(F.col(EPOCH) < epoch)
         self.body_epoch = None
-        self.due = False
+        self.due = self.pressing = False
+        self.cache.rolled_back(self.uid)
         self._check_due()
 
     @_translated
@@ -414,44 +452,75 @@ class SparkPart:
         if any(_latest_epoch(t) >= epoch for t in self.tail):
             self.body_epoch = epoch
         self.body, self.body_rows = body, self.body_rows + self.tail_rows
-        self.tail, self.tail_rows, self._tail_frame, self.due = [], 0, None, False
+        self.tail, self.tail_rows, self._tail_frame = [], 0, None
+        self.due = self.pressing = False
 
     # -- reading ------------------------------------------------------------
 
-    @_translated
+    def announce(self, keys, epoch: int) -> None:
+        """``keys`` will be looked up at ``epoch``: those not cached join the
+        next request (:func:`send`)."""
+        self.cache.announce(self.uid, self, epoch, keys)
+
     def lookup(self, keys, epoch: int) -> Trace | None:
         """The entries under ``keys``, as a trace in memory at ``epoch``
         (entries of ``epoch`` its current epoch, earlier ones its past), or
-        ``None`` when there are none.
+        ``None`` when there are none: each key's group from the cache or the
+        last request's answer; the keys in neither go to Spark in one
+        request (with every other lookup announced meanwhile)."""
+        cache, uid = self.cache, self.uid
+        found, missing = [], []
+        answers = cache.answers.get(uid, {})
+        for key in keys:
+            group = cache.group(uid, key)
+            if group is None:
+                group = answers.get(key)
+                if group is None:
+                    missing.append(key)
+                    continue
+            found.append((key, group))
+        if missing:
+            cache.announce(uid, self, epoch, missing)
+            send(cache)
+            answers = cache.answers[uid]
+            found += [(key, answers[key]) for key in missing]
+        entries = [(key, value, at, iteration, weight)
+                   for key, group in found
+                   for (value, at, iteration), weight in group.items()]
+        return (Trace.from_entries(self.nested, None, epoch, entries)
+                if entries else None)
 
-        A few keys become a filter on each key column (one Spark stage; rows
-        of a multi-column key that only match column by column are dropped
-        here); many keys go as a broadcast table into a left-semi join."""
+    @_translated
+    def select(self, keys):
+        """The DataFrame of the entries under ``keys`` (``None`` when none can
+        match). A few keys become a filter on each key column (one Spark
+        stage; rows of a multi-column key that only match column by column
+        are dropped on arrival); many keys go as a broadcast table into a
+        left-semi join."""
         import pyarrow as pa
         from pyspark.sql import functions as F
 
         frame = self.frame()
-        if frame is None:
+        if frame is None or self.columns is None:
             return None
         names = self.key_names
-        wanted = None
-        if names:
-            wanted = self._wanted(keys, names)
-            if not wanted:
-                return None
-            columns = sorted(set(names))
-            if len(wanted) <= IN_LIMIT:
-                for name in columns:
-                    position = names.index(name)
-                    frame = frame.filter(F.col(name).isin(sorted({k[position] for k in wanted})))
-            else:
-                types = dict(zip(self._names(), self.columns))
-                table = pa.Table.from_arrays(
-                    [_arrow_array(pa, [k[names.index(n)] for k in wanted], types[n], n,
-                                  self.label) for n in columns], names=columns)
-                frame = frame.join(F.broadcast(self.session.createDataFrame(table)),
-                                   on=columns, how="left_semi")
-        return self._matches(frame.toArrow(), epoch, wanted)
+        if not names:
+            return frame
+        wanted = self._wanted(keys, names)
+        if not wanted:
+            return None
+        columns = sorted(set(names))
+        if len(wanted) <= IN_LIMIT:
+            for name in columns:
+                position = names.index(name)
+                frame = frame.filter(F.col(name).isin(sorted({k[position] for k in wanted})))
+            return frame
+        types = dict(zip(self._names(), self.columns))
+        table = pa.Table.from_arrays(
+            [_arrow_array(pa, [k[names.index(n)] for k in wanted], types[n], n, self.label)
+             for n in columns], names=columns)
+        return frame.join(F.broadcast(self.session.createDataFrame(table)),
+                          on=columns, how="left_semi")
 
     def _wanted(self, keys, names) -> set:
         """The keys as tuples (a column used twice by the key keeps the keys
@@ -480,12 +549,24 @@ class SparkPart:
         for n, value in enumerate(values):
             yield key_of(value, stored[n]), value, epochs[n], iterations[n], weights[n]
 
-    def _matches(self, table, epoch: int, wanted) -> Trace | None:
-        entries = [entry for entry in self._rows(table)
-                   if wanted is None
-                   or (entry[0] if self.key_is_tuple else (entry[0],)) in wanted]
-        return (Trace.from_entries(self.nested, self.index, epoch, entries)
-                if entries else None)
+    def groups(self, table, keys, epoch: int) -> dict:
+        """key -> group (``engine.spark.spill_cache``) of each of ``keys``,
+        from the Arrow table of their rows (fetched at ``epoch``); rows under
+        other keys (matched column by column only) are dropped."""
+        groups: dict = {key: {} for key in keys}
+        if table is None:
+            return groups
+        for key, value, at, iteration, weight in self._rows(table):
+            group = groups.get(key)
+            if group is None:
+                continue
+            slot = (value, at if at >= epoch else PAST, iteration)
+            total = group.get(slot, 0) + weight
+            if total:
+                group[slot] = total
+            else:
+                del group[slot]
+        return groups
 
     @_translated
     def entries(self) -> list:
@@ -493,6 +574,58 @@ class SparkPart:
         inspection: it collects the whole trace)."""
         frame = self.frame()
         return [] if frame is None else list(self._rows(frame.toArrow()))
+
+
+def send(cache: SpillCache) -> None:
+    """Send every lookup announced to ``cache`` as one request to Spark: the
+    selections of all the parts concerned (each compacted first if due) in
+    one query (a union, each part's columns renamed apart, tagged with its
+    place), collected in one ``toArrow``. The answers, a group per key, go
+    to ``cache.answers`` and into the cache."""
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
+
+    announced = cache.take_announced()
+    selections = []
+    for part, epoch, keys in announced:
+        if part.due:
+            part.compact(epoch)
+        selections.append(part.select(keys))
+    frames = [(n, f) for n, f in enumerate(selections) if f is not None]
+    tables: list = [None] * len(announced)
+    if len(frames) == 1:
+        n, frame = frames[0]
+        tables[n] = _collect(announced[n][0], frame)
+    elif frames:
+        tagged = [frame.select(F.lit(n).alias("request"),
+                               *(F.col(c).alias(f"r{n}_{c}") for c in frame.columns))
+                  for n, frame in frames]
+        union = tagged[0]
+        for frame in tagged[1:]:
+            union = union.unionByName(frame, allowMissingColumns=True)
+        table = _collect(announced[frames[0][0]][0], union)
+        for n, frame in frames:
+            own = table.filter(pc.equal(table.column("request"), n))
+            tables[n] = own.select([f"r{n}_{c}" for c in frame.columns]).rename_columns(
+                frame.columns)
+    if frames:
+        cache.requests += 1
+    cache.answers = {}
+    for (part, epoch, keys), table in zip(announced, tables):
+        groups = part.groups(table, keys, epoch)
+        cache.answers[part.uid] = groups
+        for key, group in groups.items():
+            cache.store(part.uid, key, group)
+
+
+def _collect(part: SparkPart, frame):
+    """``frame.toArrow()``, Spark's errors named after ``part``'s trace."""
+
+    @_translated
+    def collect(self):
+        return frame.toArrow()
+
+    return collect(part)
 
 
 def _latest_epoch(table) -> int:

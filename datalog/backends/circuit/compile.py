@@ -124,15 +124,17 @@ def child_label(stratum: StratumPlan) -> str:
 
 def compile_plan(plan: ProgramPlan, max_iterations: int | None = None,
                  spill_threshold: int | None = None,
-                 functors: Mapping[str, Overload] | None = None) -> CompiledProgram:
+                 functors: Mapping[str, Overload] | None = None,
+                 spill_cache: int | None = None) -> CompiledProgram:
     """Build the circuit of ``plan`` (see the module docstring). ``max_iterations``
     bounds each child circuit's iterations per epoch (``None``: no bound);
     ``spill_threshold`` (rows) lets large traces move to Spark, where the engine
-    supports it; ``functors`` are the implementations of the program's
-    user-defined functors and of ``autoinc`` (``datalog.plan.expressions.resolve``)."""
+    supports it, and ``spill_cache`` (rows) bounds what of them is cached in
+    Python; ``functors`` are the implementations of the program's user-defined
+    functors and of ``autoinc`` (``datalog.plan.expressions.resolve``)."""
     kwargs = {} if max_iterations is None else {"max_iterations": max_iterations}
     try:
-        circuit = Circuit(spill_threshold=spill_threshold, **kwargs)
+        circuit = Circuit(spill_threshold=spill_threshold, spill_cache=spill_cache, **kwargs)
     except EngineError as error:  # max_iterations out of range; no Spark to spill to
         raise DatalogError(str(error)) from None
     compiler = _Compiler(plan, circuit, functors)
