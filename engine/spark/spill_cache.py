@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from engine.errors import EngineError
+from engine.zset import add_into
 
 PAST = -1  # the epoch of a group's entries from finished epochs
 DEFAULT_BUDGET = 1_000_000  # rows kept when a session does not say (spill_cache)
@@ -130,44 +131,33 @@ class SpillCache:
                 at = PAST
             else:
                 touched.add(key)
-            slot = (value, at, iteration)
             before = len(group)
-            total = group.get(slot, 0) + weight
-            if total:
-                group[slot] = total
-            else:
-                del group[slot]
+            add_into(group, {(value, at, iteration): weight})
             self.rows += len(group) - before
         self._evict()
 
     def committed(self, part: int) -> None:
         """``part``'s epoch committed: its entries in the cache are past now."""
-        self.answers.pop(part, None)
-        self.announced.pop(part, None)
-        for key in self.current.pop(part, ()):
-            group = self.groups.get((part, key))
-            if group is None:
-                continue
+        for group, slots in self._current(part):
             before = len(group)
-            for slot in [slot for slot in group if slot[1] != PAST]:
-                weight = group.pop(slot)
-                past = (slot[0], PAST, slot[2])
-                total = group.get(past, 0) + weight
-                if total:
-                    group[past] = total
-                else:
-                    del group[past]
+            for slot in slots:
+                value, _, iteration = slot
+                add_into(group, {(value, PAST, iteration): group.pop(slot)})
             self.rows += len(group) - before
 
     def rolled_back(self, part: int) -> None:
         """``part``'s epoch failed: forget its entries in the cache."""
+        for group, slots in self._current(part):
+            for slot in slots:
+                del group[slot]
+            self.rows -= len(slots)
+
+    def _current(self, part: int):
+        """Forget ``part``'s answers and announcements; each cached group with
+        entries of ``part``'s open epoch, and those entries' slots."""
         self.answers.pop(part, None)
         self.announced.pop(part, None)
         for key in self.current.pop(part, ()):
             group = self.groups.get((part, key))
-            if group is None:
-                continue
-            before = len(group)
-            for slot in [slot for slot in group if slot[1] != PAST]:
-                del group[slot]
-            self.rows += len(group) - before
+            if group is not None:
+                yield group, [slot for slot in group if slot[1] != PAST]

@@ -2,7 +2,6 @@
 absence through a pipe: the real process, its real output bytes."""
 
 import os
-import select
 
 from tests.repl.test_terminal import Terminal
 from tests.repl.transcripts import DATA, run_repl
@@ -10,36 +9,11 @@ from tests.repl.transcripts import DATA, run_repl
 GREEN, RED, YELLOW = "\x1b[32m", "\x1b[31m", "\x1b[33m"
 
 
-class RawTerminal(Terminal):
-    """A :class:`Terminal` that also keeps the bytes as they came, escapes and all."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.raw = ""
-
-    def _read(self, timeout: float) -> bool:
-        ready, _, _ = select.select([self.master], [], [], timeout)
-        if not ready:
-            return False
-        try:
-            data = os.read(self.master, 65536)
-        except OSError:
-            return False
-        if not data:
-            return False
-        text = data.decode("utf-8", "replace")
-        self.raw += text
-        from tests.repl.test_terminal import _ANSI
-
-        self.seen += _ANSI.sub("", text)
-        return True
-
-
-def start(tmp_path, env=None) -> RawTerminal:
+def start(tmp_path, env=None) -> Terminal:
     saved = dict(os.environ)
     os.environ.update(env or {})
     try:
-        return RawTerminal([str(DATA / "tc.dl"), "-F", str(DATA / "facts")],
+        return Terminal([str(DATA / "tc.dl"), "-F", str(DATA / "facts")],
                            home=tmp_path, cwd=tmp_path)
     finally:
         os.environ.clear()

@@ -1,7 +1,7 @@
 """A statement that runs long shows a line of progress at the terminal, erased
 before its answer; through a pipe nothing of the kind is written."""
 
-from tests.repl.test_colour import RawTerminal
+from tests.repl.test_terminal import Terminal
 from tests.repl.transcripts import run_repl
 
 COUNTER = """.decl c(n: number)
@@ -14,7 +14,7 @@ top(n) :- c(n), n >= 150000.
 def test_a_long_statement_shows_progress_then_its_answer(tmp_path):
     program = tmp_path / "count.dl"
     program.write_text(COUNTER)
-    term = RawTerminal([str(program)], home=tmp_path, cwd=tmp_path)
+    term = Terminal([str(program)], home=tmp_path, cwd=tmp_path)
     try:
         term.expect("datalog>")
         term.send("c(0).\r")

@@ -38,6 +38,7 @@ class Terminal:
                                         start_new_session=True)
         os.close(slave)
         self.seen = ""        # everything read, escapes removed
+        self.raw = ""         # everything read, as it came
         self.position = 0     # how far expect() has consumed
 
     def send(self, text: str) -> None:
@@ -53,7 +54,9 @@ class Terminal:
             return False
         if not data:
             return False
-        self.seen += _ANSI.sub("", data.decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        self.raw += text
+        self.seen += _ANSI.sub("", text)
         return True
 
     def expect(self, text: str, timeout: float = 30) -> None:
