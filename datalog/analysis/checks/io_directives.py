@@ -23,19 +23,23 @@ from datalog.analysis.context import Context
 from datalog.analysis.types import word_span
 from datalog.dialect.io import (
     IO_BOOLEANS,
+    IO_FLAGS,
     IO_KINDS,
     IO_PARAMETERS,
     delimiter_problem,
     filename_problem,
+    is_true,
 )
 from datalog.errors import Diagnostic, did_you_mean
 from datalog.syntax.ast import Module
 
 #: The parameters whose values are checked as the engine will use them.
-PROBLEMS = {"delimiter": delimiter_problem, "filename": filename_problem}
+PROBLEMS = {"delimiter": delimiter_problem, "filename": filename_problem,
+            "dbname": filename_problem}
 HINTS = {"delimiter": "a delimiter is one or more characters; escapes as in Python "
                       "(`\\t`, `\\x1f`, `\\u2028`)",
-         "filename": "a file name relative to the fact or output directory"}
+         "filename": "a file name relative to the fact or output directory",
+         "dbname": "a file name relative to the fact or output directory"}
 
 
 def _no_problem(value: str) -> None:
@@ -57,11 +61,14 @@ def check_io_directives(program: Module, context: Context) -> list[Diagnostic]:
             continue   # its parameter is checks/limitsize.py's
         allowed = IO_KINDS.get(directive.kind, ())
         for key, value in directive.params:
-            if directive.kind == "printsize" or key not in IO_PARAMETERS:
+            if key == "compress" and directive.kind == "input":
+                out.append(Diagnostic("warning", "parameter `compress` of `.input` is ignored",
+                                      word_span(sources, directive.span, key),
+                                      hint="a gzip-compressed fact file is recognised by "
+                                           "its first bytes and read as it is"))
+            elif directive.kind == "printsize" or key not in IO_PARAMETERS:
                 near = did_you_mean(key, IO_PARAMETERS) if directive.kind != "printsize" \
                     else None
-                if key == "rfc4180":
-                    near = "fields are split at the delimiter; quotes are not removed"
                 out.append(Diagnostic("warning", f"parameter `{key}` of "
                                       f"`.{directive.kind}` is ignored",
                                       word_span(sources, directive.span, key),
@@ -72,8 +79,12 @@ def check_io_directives(program: Module, context: Context) -> list[Diagnostic]:
                                       word_span(sources, directive.span, key),
                                       hint="supported: " + ", ".join(f"`IO={a}`"
                                                                      for a in allowed)))
-            elif key in ("headers", "rfc4180") and value.strip().lower() not in IO_BOOLEANS:
+            elif key in IO_FLAGS and value.strip().lower() not in IO_BOOLEANS:
                 out.append(Diagnostic("error", f"`{key}` must be `true` or `false`",
+                                      word_span(sources, directive.span, key)))
+            elif key == "delimiter" and '"' in value and is_true(directive.param("rfc4180")):
+                out.append(Diagnostic("error", "`delimiter=` holds a quote, which "
+                                      "`rfc4180=true` uses to quote fields",
                                       word_span(sources, directive.span, key)))
             elif (problem := PROBLEMS.get(key, _no_problem)(value)) is not None:
                 out.append(Diagnostic("error", f"`{key}=` holds {problem}",

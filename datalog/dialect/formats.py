@@ -1,0 +1,269 @@
+"""Soufflé's other fact formats: gzip-compressed files, RFC 4180 quoting and
+SQLite databases (the plain tab-separated format is :mod:`datalog.dialect.io`'s).
+
+- **gzip**: a fact file whose first two bytes are gzip's magic number
+  (``1f 8b``) is decompressed before it is read, whatever its name (Soufflé,
+  built with zlib, reads a compressed or a plain file the same way; the name
+  ``.gz`` is not what decides). ``.output r(compress=true)`` writes gzip, by
+  default to ``r.csv.gz``.
+- **RFC 4180** (``rfc4180=true``): the delimiter defaults to ``,``; a field that
+  starts with ``"`` is quoted: it runs to the next lone ``"``, a doubled ``""``
+  in it is one ``"``, and it may hold the delimiter and line breaks; a quoted
+  field must be followed by the delimiter or the end of the line. The writer
+  quotes every symbol and record (as Soufflé does) and doubles the quotes in
+  it, so any symbol can be written and reads back as itself.
+- **SQLite** (``IO=sqlite``, ``dbname=`` or ``filename=``, default
+  ``<relation>.sqlite``, relative to the fact or output directory): Soufflé's
+  layout. ``.output`` keeps the database's other tables and writes, for ``r``, a
+  table ``_r`` with columns ``"0"``, ``"1"``, ... (symbols as ids into the
+  table ``__SymbolTable(id, symbol)``) and a view ``r`` whose columns are the
+  attribute names, symbols resolved. ``.input r`` reads ``SELECT * FROM r``, a
+  table or view, its columns in order. Records are stored as their text
+  (Soufflé stores an internal id there, meaningless outside the run).
+
+>>> split_rfc4180('1,"a, ""b"" c"\\n"x\\ny",2\\n', ",")
+[(1, ['1', 'a, "b" c']), (2, ['x\\ny', '2'])]
+>>> print(quote_rfc4180('say "hi" now'))
+"say ""hi"" now"
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import sqlite3
+import zlib
+from collections.abc import Iterable
+
+from datalog.errors import DataError, Diagnostic, Span
+
+#: The first bytes of a gzip stream.
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def decompress(data: bytes, what: str, path: str) -> bytes:
+    """``data`` decompressed when it is gzip (by its magic number), else as it
+    is; a corrupt or truncated stream is a :class:`DataError` at ``path``."""
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataError([Diagnostic(
+            "error", f"cannot read {what}: the file is gzip-compressed but corrupt ({exc})",
+            Span(path, 0, 0, 0, 0))]) from None
+
+
+def compress(text: str) -> bytes:
+    """``text`` as UTF-8, gzip-compressed (no time stamp: the same rows give the
+    same bytes)."""
+    return gzip.compress(text.encode("utf-8"), mtime=0)
+
+
+def split_rfc4180(text: str, sep: str) -> list[tuple[int, list[str]]]:
+    """The records of an RFC 4180 text: ``(line where it starts, fields)``, blank
+    lines left out. ``ValueError`` (``(line, message)``) for an unbalanced quote
+    or a quoted field followed by something else than the delimiter."""
+    records: list[tuple[int, list[str]]] = []
+    line, i, n = 1, 0, len(text)
+    while i < n:
+        start_line = line
+        fields: list[str] = []
+        quoted_any = False
+        while True:  # one field per turn
+            if i < n and text[i] == '"':
+                quoted_any = True
+                i += 1
+                parts = []
+                while True:
+                    close = text.find('"', i)
+                    if close < 0:
+                        raise ValueError(start_line, "a quoted field has no closing quote")
+                    parts.append(text[i:close])
+                    line += text.count("\n", i, close)
+                    if text.startswith('"', close + 1):
+                        parts.append('"')
+                        i = close + 2
+                        continue
+                    i = close + 1
+                    break
+                fields.append("".join(parts))
+                if i < n and not text.startswith(sep, i) and text[i] not in "\r\n":
+                    raise ValueError(line, "a quoted field is followed by "
+                                           f"{text[i]!r}, not the delimiter")
+                if text.startswith("\r\n", i) or text.startswith("\n", i) or i >= n:
+                    i += 2 if text.startswith("\r\n", i) else 1
+                    line += 1
+                    break
+                if text[i] == "\r":
+                    raise ValueError(line, "a quoted field is followed by '\\r'")
+                i += len(sep)
+                continue
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            stop = text.find(sep, i, end)
+            if stop < 0:
+                field = text[i:end]
+                fields.append(field[:-1] if field.endswith("\r") else field)
+                i = end + 1
+                line += 1
+                break
+            fields.append(text[i:stop])
+            i = stop + len(sep)
+        if not quoted_any and len(fields) == 1 and not fields[0].strip(" \t\v\f\r"):
+            continue  # a blank line
+        records.append((start_line, fields))
+    return records
+
+
+def quote_rfc4180(text: str) -> str:
+    """A field quoted as RFC 4180 does: in ``"``, its quotes doubled."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+# -- SQLite -------------------------------------------------------------------
+
+#: The table of symbols in Soufflé's SQLite layout.
+SYMBOL_TABLE = "__SymbolTable"
+
+
+def _name(identifier: str) -> str:
+    """An SQL identifier quoted."""
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def sqlite_error(path: str, message: str) -> DataError:
+    return DataError([Diagnostic("error", message, Span(path, 0, 0, 0, 0))])
+
+
+def read_sqlite(path: str, relation, parse) -> set[tuple]:
+    """The rows of ``relation`` in the SQLite database ``path`` (its table or view
+    named after the relation); ``parse(text, type)`` reads a value from text."""
+    name = relation.name
+    if not os.path.exists(path):
+        raise sqlite_error(path, f"cannot open the SQLite database for `{name}` (IO=sqlite): "
+                                 "no such file")
+    try:
+        db = sqlite3.connect(f"file:{_uri(path)}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, f"cannot open the SQLite database for `{name}`: {exc}") \
+            from None
+    try:
+        found = db.execute("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view')"
+                           " AND name = ?", (name,)).fetchone()[0]
+        if not found:
+            raise sqlite_error(path, f"the SQLite database has no table or view `{name}` "
+                                     f"(the relation `{name}` is read from it)")
+        cursor = db.execute(f"SELECT * FROM {_name(name)}")
+        width = len(cursor.description)
+        if relation.arity == 0:  # written as one column `unit`
+            return {()} if cursor.fetchone() is not None else set()
+        if width != relation.arity:
+            raise sqlite_error(path, f"the table `{name}` has {width} column"
+                                     f"{'s' if width != 1 else ''}; `{name}` has "
+                                     f"{relation.arity}")
+        rows: set[tuple] = set()
+        for number, values in enumerate(cursor, start=1):
+            rows.add(tuple(_value(path, relation, number, column, value, parse)
+                           for column, value in enumerate(values)))
+        return rows
+    except sqlite3.Error as exc:
+        raise sqlite_error(path, f"cannot read `{name}` from the SQLite database: {exc}") \
+            from None
+    finally:
+        db.close()
+
+
+def _value(path, relation, number, column, value, parse):
+    type_ = relation.types[column]
+    where = (f"row {number} of the table `{relation.name}`, column {column + 1} "
+             f"({relation.attributes[column]})")
+    if value is None or isinstance(value, bytes):
+        raise sqlite_error(path, f"{where} holds {'NULL' if value is None else 'a blob'}")
+    if type_ == "symbol":
+        return value if isinstance(value, str) else repr(value) if isinstance(value, float) \
+            else str(value)
+    text = repr(value) if isinstance(value, float) else str(value)
+    try:
+        result = parse(text, type_)
+    except ValueError:
+        raise sqlite_error(path, f"{where} is `{text}`, which does not fit its type "
+                                 f"`{type_}`") from None
+    return result
+
+
+def _uri(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(os.path.abspath(path))
+
+
+class SQLiteOutput:
+    """The relations one run writes into one SQLite database: called with a
+    temporary path, it copies the database there (if it exists) and writes each
+    relation's table and view, in one transaction."""
+
+    def __init__(self, final: str):
+        self.final = final
+        self.relations: dict[str, tuple] = {}
+
+    def add(self, relation, rows: Iterable[tuple], format_value) -> None:
+        self.relations[relation.name] = (relation, sorted(rows), format_value)
+
+    def __call__(self, temp: str) -> None:
+        if os.path.exists(self.final):
+            shutil.copyfile(self.final, temp)
+        db = sqlite3.connect(temp)
+        try:
+            with db:
+                db.execute(f"CREATE TABLE IF NOT EXISTS {_name(SYMBOL_TABLE)} "
+                           "(id INTEGER PRIMARY KEY, symbol TEXT UNIQUE)")
+                for relation, rows, format_value in self.relations.values():
+                    _write_relation(db, relation, rows, format_value)
+        except (sqlite3.Error, OverflowError) as exc:
+            raise OSError(f"cannot write the SQLite database {self.final}: {exc}") from None
+        finally:
+            db.close()
+
+
+def _write_relation(db, relation, rows, format_value) -> None:
+    name, arity = relation.name, relation.arity
+    table = _name("_" + name)
+    columns = [_name(str(i)) for i in range(arity)]
+    db.execute(f"DROP VIEW IF EXISTS {_name(name)}")
+    db.execute(f"DROP TABLE IF EXISTS {table}")
+    db.execute(f"CREATE TABLE {table} ({', '.join(c + ' INTEGER' for c in columns)})"
+               if arity else f"CREATE TABLE {table} (unit INTEGER)")
+    symbols: dict[str, int] = {}
+
+    def symbol_id(text: str) -> int:
+        if text not in symbols:
+            db.execute(f"INSERT OR IGNORE INTO {_name(SYMBOL_TABLE)} (symbol) VALUES (?)",
+                       (text,))
+            symbols[text] = db.execute(f"SELECT id FROM {_name(SYMBOL_TABLE)} "
+                                       "WHERE symbol = ?", (text,)).fetchone()[0]
+        return symbols[text]
+
+    stored = []
+    for row in rows:
+        stored.append(tuple(
+            symbol_id(value) if type_ == "symbol"
+            else format_value(value) if isinstance(value, tuple) else value
+            for value, type_ in zip(row, relation.types)))
+    if arity:
+        db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * arity)})", stored)
+    else:
+        db.executemany(f"INSERT INTO {table} VALUES (1)", [()] * len(stored))
+    picks, sources, joins = [], [table], []
+    for i, (attribute, type_) in enumerate(zip(relation.attributes, relation.types)):
+        if type_ == "symbol":
+            alias = _name(f"_symtab_{i}")
+            picks.append(f"{alias}.symbol AS {_name(attribute)}")
+            sources.append(f"{_name(SYMBOL_TABLE)} AS {alias}")
+            joins.append(f"{table}.{columns[i]} = {alias}.id")
+        else:
+            picks.append(f"{table}.{columns[i]} AS {_name(attribute)}")
+    where = f" WHERE {' AND '.join(joins)}" if joins else ""
+    db.execute(f"CREATE VIEW {_name(name)} AS SELECT {', '.join(picks) or 'unit'} "
+               f"FROM {', '.join(sources)}{where}")
