@@ -22,6 +22,8 @@
   a line break or the delimiter, ...) is an error naming the relation and the
   file (:func:`unreadable`).
 - ``.printsize r`` prints ``r<TAB>count``.
+- gzip-compressed fact files, ``rfc4180=true`` quoting, ``compress=true`` and
+  ``IO=sqlite`` are :mod:`datalog.dialect.formats`'s.
 
 A value that does not fit its column is a :class:`~datalog.errors.DataError` at
 ``file:line``:
