@@ -20,6 +20,12 @@ SQLite databases (the plain tab-separated format is :mod:`datalog.dialect.io`'s)
   attribute names, symbols resolved. ``.input r`` reads ``SELECT * FROM r``, a
   table or view, its columns in order. Records are stored as their text
   (Soufflé stores an internal id there, meaningless outside the run).
+- **JSON** (``IO=jsonfile``, default ``<relation>.json``; ``IO=json``: standard
+  input or output): an array of rows, each a list of its columns or, with
+  ``format=object``, an object keyed by the attribute names; a record is a
+  list (an object keyed by its field names) and ``nil`` is ``null``. The reader
+  takes either form. An ADT value is the string of its text (Soufflé's JSON
+  writer has none); a float ``inf`` is written ``Infinity``, as Python's JSON.
 
 >>> split_rfc4180('1,"a, ""b"" c"\\n"x\\ny",2\\n', ",")
 [(1, ['1', 'a, "b" c']), (2, ['x\\ny', '2'])]
@@ -133,7 +139,7 @@ def _name(identifier: str) -> str:
     return '"' + identifier.replace('"', '""') + '"'
 
 
-def sqlite_error(path: str, message: str) -> DataError:
+def file_error(path: str, message: str) -> DataError:
     return DataError([Diagnostic("error", message, Span(path, 0, 0, 0, 0))])
 
 
@@ -142,25 +148,25 @@ def read_sqlite(path: str, relation, parse) -> set[tuple]:
     named after the relation); ``parse(text, type)`` reads a value from text."""
     name = relation.name
     if not os.path.exists(path):
-        raise sqlite_error(path, f"cannot open the SQLite database for `{name}` (IO=sqlite): "
+        raise file_error(path, f"cannot open the SQLite database for `{name}` (IO=sqlite): "
                                  "no such file")
     try:
         db = sqlite3.connect(f"file:{_uri(path)}?mode=ro", uri=True)
     except sqlite3.Error as exc:
-        raise sqlite_error(path, f"cannot open the SQLite database for `{name}`: {exc}") \
+        raise file_error(path, f"cannot open the SQLite database for `{name}`: {exc}") \
             from None
     try:
         found = db.execute("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view')"
                            " AND name = ?", (name,)).fetchone()[0]
         if not found:
-            raise sqlite_error(path, f"the SQLite database has no table or view `{name}` "
+            raise file_error(path, f"the SQLite database has no table or view `{name}` "
                                      f"(the relation `{name}` is read from it)")
         cursor = db.execute(f"SELECT * FROM {_name(name)}")
         width = len(cursor.description)
         if relation.arity == 0:  # written as one column `unit`
             return {()} if cursor.fetchone() is not None else set()
         if width != relation.arity:
-            raise sqlite_error(path, f"the table `{name}` has {width} column"
+            raise file_error(path, f"the table `{name}` has {width} column"
                                      f"{'s' if width != 1 else ''}; `{name}` has "
                                      f"{relation.arity}")
         rows: set[tuple] = set()
@@ -169,7 +175,7 @@ def read_sqlite(path: str, relation, parse) -> set[tuple]:
                            for column, value in enumerate(values)))
         return rows
     except sqlite3.Error as exc:
-        raise sqlite_error(path, f"cannot read `{name}` from the SQLite database: {exc}") \
+        raise file_error(path, f"cannot read `{name}` from the SQLite database: {exc}") \
             from None
     finally:
         db.close()
@@ -180,7 +186,7 @@ def _value(path, relation, number, column, value, parse):
     where = (f"row {number} of the table `{relation.name}`, column {column + 1} "
              f"({relation.attributes[column]})")
     if value is None or isinstance(value, bytes):
-        raise sqlite_error(path, f"{where} holds {'NULL' if value is None else 'a blob'}")
+        raise file_error(path, f"{where} holds {'NULL' if value is None else 'a blob'}")
     if type_ == "symbol":
         return value if isinstance(value, str) else repr(value) if isinstance(value, float) \
             else str(value)
@@ -188,7 +194,7 @@ def _value(path, relation, number, column, value, parse):
     try:
         result = parse(text, type_)
     except ValueError:
-        raise sqlite_error(path, f"{where} is `{text}`, which does not fit its type "
+        raise file_error(path, f"{where} is `{text}`, which does not fit its type "
                                  f"`{type_}`") from None
     return result
 
@@ -267,3 +273,131 @@ def _write_relation(db, relation, rows, format_value) -> None:
     where = f" WHERE {' AND '.join(joins)}" if joins else ""
     db.execute(f"CREATE VIEW {_name(name)} AS SELECT {', '.join(picks) or 'unit'} "
                f"FROM {', '.join(sources)}{where}")
+
+
+# -- JSON ---------------------------------------------------------------------
+
+
+def to_json(value, type_: str, objects: bool):
+    """A value as Soufflé's JSON writer gives it: numbers and strings as they are,
+    a record as a list of its fields (an object keyed by the field names when
+    ``objects``), ``nil`` as ``null``; an ADT value (which Soufflé's writer does
+    not take) as the string of its text."""
+    from datalog.dialect.records import ADTType, RecordType, format_value
+
+    if isinstance(type_, RecordType):
+        if value == ():
+            return None
+        fields = [to_json(v, t, objects) for v, (_, t) in zip(value, type_.fields)]
+        return dict(zip((n for n, _ in type_.fields), fields)) if objects else fields
+    if isinstance(type_, ADTType):
+        return format_value(value)
+    return value
+
+
+def format_json(rows: Iterable[tuple], relation, objects: bool) -> str:
+    """The text of ``IO=jsonfile``: ``[`` rows separated by ``,`` and a line
+    break ``]``, a row a list (``format=list``) or an object keyed by the
+    attribute names (``format=object``).
+
+    >>> from types import SimpleNamespace
+    >>> r = SimpleNamespace(attributes=("x", "s"), types=("number", "symbol"), arity=2)
+    >>> print(format_json([(2, 'b "q"'), (1, "a")], r, objects=False), end="")
+    [[1, "a"],
+    [2, "b \\"q\\""]]
+    >>> print(format_json([(1, "a")], r, objects=True), end="")
+    [{"x": 1, "s": "a"}]
+    """
+    import json
+
+    lines = []
+    for row in sorted(rows):
+        if relation.arity == 0:
+            lines.append("null")
+            continue
+        values = [to_json(v, t, objects) for v, t in zip(row, relation.types)]
+        item = dict(zip(relation.attributes, values)) if objects else values
+        lines.append(json.dumps(item, ensure_ascii=False))
+    return "[" + ",\n".join(lines) + "]\n"
+
+
+def read_json(text: str, path: str, relation, parse) -> set[tuple]:
+    """The rows of an ``IO=jsonfile`` text: an array of rows, each a list of the
+    columns in order or an object keyed by the attribute names (all of them);
+    ``parse(text, type)`` reads an ADT value from its text."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError([Diagnostic("error", f"not valid JSON: {exc.msg}",
+                                    Span(path, exc.lineno, exc.colno, exc.lineno,
+                                         exc.colno))]) from None
+    if not isinstance(data, list):
+        raise file_error(path, f"the JSON for `{relation.name}` is not an array of rows")
+    if relation.arity == 0:
+        return {()} if data else set()
+    rows = set()
+    for number, item in enumerate(data, start=1):
+        where = f"row {number} of the JSON for `{relation.name}`"
+        if isinstance(item, dict):
+            if set(item) != set(relation.attributes):
+                raise file_error(path, f"{where} has the keys {sorted(item)}; "
+                                         f"`{relation.name}` has {list(relation.attributes)}")
+            item = [item[a] for a in relation.attributes]
+        if not isinstance(item, list) or len(item) != relation.arity:
+            raise file_error(path, f"{where} is not a list of {relation.arity} values "
+                                     "nor an object keyed by the attribute names")
+        try:
+            rows.add(tuple(from_json(v, t, parse) for v, t in zip(item, relation.types)))
+        except ValueError as exc:
+            raise file_error(path, f"{where}: {exc.args[0]}") from None
+    return rows
+
+
+def from_json(value, type_: str, parse):
+    """A column value from JSON (``ValueError`` with a message when it does not
+    fit ``type_``)."""
+    from datalog.dialect.records import ADTType, RecordType, describe
+
+    def wrong():
+        return ValueError(f"{json_text(value)} is not {describe(type_)}"
+                          if isinstance(type_, (RecordType, ADTType))
+                          else f"{json_text(value)} does not fit `{type_}`")
+
+    if isinstance(type_, RecordType):
+        if value is None:
+            return ()
+        if isinstance(value, dict):
+            if set(value) != {n for n, _ in type_.fields}:
+                raise wrong()
+            value = [value[n] for n, _ in type_.fields]
+        if not isinstance(value, list) or len(value) != len(type_.fields):
+            raise wrong()
+        return tuple(from_json(v, t, parse) for v, (_, t) in zip(value, type_.fields))
+    if isinstance(type_, ADTType) or type_ == "symbol":
+        if not isinstance(value, str):
+            raise wrong()
+        try:
+            return value if type_ == "symbol" else parse(value, type_)
+        except ValueError:
+            raise wrong() from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise wrong()
+    if type_ == "float":
+        if value != value:
+            raise wrong()
+        return float(value)
+    if not isinstance(value, int):
+        raise wrong()
+    try:
+        return parse(str(value), type_)  # the range check
+    except ValueError:
+        raise wrong() from None
+
+
+def json_text(value) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."

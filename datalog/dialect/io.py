@@ -85,10 +85,14 @@ class Directive(Protocol):
 
 #: Parameters of `.input` / `.output` directives that the engine reads; others are
 #: accepted with a warning that they are ignored.
-IO_PARAMETERS = ("IO", "filename", "delimiter", "headers", "rfc4180", "compress", "dbname")
+IO_PARAMETERS = ("IO", "filename", "delimiter", "headers", "rfc4180", "compress", "dbname",
+                 "format")
 #: The ``IO=`` kinds each directive supports.
-IO_KINDS = {"input": ("file", "stdin", "sqlite"), "output": ("file", "stdout", "sqlite"),
+IO_KINDS = {"input": ("file", "stdin", "sqlite", "jsonfile", "json"),
+            "output": ("file", "stdout", "sqlite", "jsonfile", "json"),
             "printsize": ("stdout",)}
+#: The values of ``format=`` (``IO=json`` and ``IO=jsonfile``).
+JSON_FORMATS = ("list", "object")
 #: The boolean parameters.
 IO_FLAGS = ("headers", "rfc4180", "compress")
 #: The values a boolean parameter (``headers=``) may take.
@@ -189,10 +193,12 @@ def is_true(value: str | None) -> bool:
 def input_path(io: Directive, fact_dir: str) -> str:
     """The file an ``.input`` directive reads, under ``fact_dir`` (``-`` for
     ``IO=stdin``; the database for ``IO=sqlite``)."""
-    if io_kind(io) == "stdin":
+    if io_kind(io) in ("stdin", "json"):
         return "-"
     if io_kind(io) == "sqlite":
         return os.path.join(fact_dir, _database(io))
+    if io_kind(io) == "jsonfile":
+        return os.path.join(fact_dir, _filename(io, f"{io.relation}.json"))
     return os.path.join(fact_dir, _filename(io, f"{io.relation}.facts"))
 
 
@@ -202,6 +208,8 @@ def output_path(io: Directive, output_dir: str, extension: str = "csv") -> str:
     ``compress=true``; the database for ``IO=sqlite``)."""
     if io_kind(io) == "sqlite":
         return os.path.join(output_dir, _database(io))
+    if io_kind(io) == "jsonfile":
+        extension = "json"
     if extension == "csv" and is_true(io.param("compress")):
         extension = "csv.gz"
     return os.path.join(output_dir, _filename(io, f"{io.relation}.{extension}"))
@@ -241,7 +249,7 @@ def check_outputs(outputs: Iterable[Directive], output_dir: str,
 
 
 def is_stdout(io: Directive) -> bool:
-    return io_kind(io) == "stdout"
+    return io_kind(io) in ("stdout", "json")
 
 
 def check_io(io: Directive) -> None:
@@ -261,7 +269,7 @@ def local_reader_only(io: Directive, path: str) -> bool:
     (recognised by its first bytes, whatever its name)."""
     from datalog.dialect.formats import GZIP_MAGIC
 
-    if io_kind(io) == "sqlite" or rfc4180(io):
+    if io_kind(io) in ("sqlite", "jsonfile", "json") or rfc4180(io):
         return True
     try:
         with open(path, "rb") as handle:
@@ -273,8 +281,8 @@ def local_reader_only(io: Directive, path: str) -> bool:
 def local_writer_only(io: Directive) -> str | None:
     """What of an ``.output`` only the local engine writes (``IO=sqlite``,
     ``compress=true``, ``rfc4180=true``), or ``None``."""
-    if io_kind(io) == "sqlite":
-        return "IO=sqlite"
+    if io_kind(io) in ("sqlite", "json", "jsonfile"):
+        return f"IO={io_kind(io)}"
     for flag in ("compress", "rfc4180"):
         if is_true(io.param(flag)):
             return f"{flag}=true"
@@ -385,6 +393,11 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
         raise DataError([Diagnostic(
             "error", f"cannot read fact file for `{relation.name}`: {path}: {exc}",
             None)]) from None
+    if io is not None and io_kind(io) in ("json", "jsonfile"):
+        from datalog.dialect.formats import read_json
+
+        return read_json(text[1:] if text.startswith(BOM) else text, path, relation,
+                         parse_value)
     sep = delimiter(io)
     start = 1 if io is not None and is_true(io.param("headers")) else 0
     if rfc4180(io):
@@ -506,7 +519,10 @@ def output_file(files: dict, io: Directive, rows: Iterable[tuple], relation: Rel
             database = files[path] = SQLiteOutput(path)
         database.add(relation, rows, format_value)
         return
-    text = format_rows(rows, relation, io, target=path)
+    if io_kind(io) == "jsonfile":
+        text = format_json_rows(rows, relation, io)
+    else:
+        text = format_rows(rows, relation, io, target=path)
     files[path] = compress(text) if is_true(io.param("compress")) else text
 
 
@@ -563,8 +579,21 @@ def _unwritable(text: str, relation: Relation) -> DataError:
 
 def format_stdout(rows: Iterable[tuple], relation: Relation,
                   io: Directive | None = None) -> str:
-    """A relation printed to standard output, framed as Soufflé does."""
+    """A relation printed to standard output, framed as Soufflé does (JSON, for
+    ``IO=json`` and ``IO=jsonfile``, as it is)."""
+    if io is not None and io_kind(io) in ("json", "jsonfile"):
+        return format_json_rows(rows, relation, io)
     return frame_stdout(relation.name, format_rows(rows, relation, io))
+
+
+def format_json_rows(rows: Iterable[tuple], relation: Relation, io: Directive) -> str:
+    """``rows`` as ``IO=json`` writes them (:func:`datalog.dialect.formats.format_json`)."""
+    from datalog.dialect.formats import format_json
+
+    text = format_json(rows, relation, (io.param("format") or "list").lower() == "object")
+    if not _encodable(text):
+        raise _unwritable(text, relation)
+    return text
 
 
 def frame_stdout(name: str, text: str) -> str:

@@ -181,3 +181,57 @@ def test_spark_refuses_a_sqlite_output_naming_the_directive(tmp_path):
     result = datalog("run", "p.dl", "--engine", "spark", cwd=tmp_path)
     assert_error(result, "error: .output r(IO=sqlite) is not supported by --engine spark",
                  "local engine")
+
+
+JSON = """.type P = [a: number, b: symbol]
+.type L = [h: number, t: L]
+.decl r(x: number, s: symbol, p: P, l: L, f: float)
+r(1, "a \\"q\\"\\n", [2, "x"], [1, [2, nil]], 1.5).
+r(2, "b", nil, nil, -0.5).
+"""
+
+
+def test_json_lists_and_objects_written_and_read_back(tmp_path):
+    (tmp_path / "w.dl").write_text(JSON + ".output r(IO=jsonfile)\n"
+                                   '.output r(IO=jsonfile, format=object, filename="o.json")\n'
+                                   ".output r(IO=json)\n")
+    result = datalog("run", "w.dl", "-D", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    listed = '[[1, "a \\"q\\"\\n", [2, "x"], [1, [2, null]], 1.5],\n' \
+             '[2, "b", null, null, -0.5]]\n'
+    assert (tmp_path / "out" / "r.json").read_text() == listed
+    assert result.stdout == listed
+    assert (tmp_path / "out" / "o.json").read_text().startswith(
+        '[{"x": 1, "s": "a \\"q\\"\\n", "p": {"a": 2, "b": "x"}, '
+        '"l": {"h": 1, "t": {"h": 2, "t": null}}, "f": 1.5},\n')
+    read = JSON.split("r(1,")[0] + (
+        ".input r(IO=jsonfile)\n"
+        ".decl o(x: number, s: symbol, p: P, l: L, f: float)\n"
+        '.input o(IO=jsonfile, filename="o.json")\n'
+        ".decl n(n: number)\n.output n(IO=stdout)\n"
+        "n(c) :- c = count : { r(x, s, p, l, f), o(x, s, p, l, f) }.\n")
+    (tmp_path / "b.dl").write_text(read)
+    result = datalog("run", "b.dl", "-F", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "\n2\n" in result.stdout
+    (tmp_path / "s.dl").write_text(".decl r(x: number, s: symbol)\n.input r(IO=json)\n"
+                                   ".output r(IO=stdout)\n")
+    result = subprocess.run(["datalog", "run", "s.dl"], input='[[2, "b"], {"s": "a", "x": 1}]',
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert "1\ta\n2\tb\n" in result.stdout
+
+
+def test_bad_json_is_located(tmp_path):
+    (tmp_path / "p.dl").write_text(".decl r(x: number, s: symbol)\n.input r(IO=jsonfile)\n"
+                                   ".output r\n")
+    (tmp_path / "r.json").write_text('[[1, "a"],\n[2, "b"]')
+    result = datalog("run", "p.dl", "-D", "out", cwd=tmp_path)
+    assert_error(result, "./r.json:2:9: error: not valid JSON", "Expecting")
+    (tmp_path / "r.json").write_text('[[1, "a"], ["2", "b"]]')
+    result = datalog("run", "p.dl", "-D", "out", cwd=tmp_path)
+    assert_error(result, "./r.json: error: row 2 of the JSON for `r`", '"2" does not fit')
+    (tmp_path / "p.dl").write_text(".decl r(x: number)\n.output r(IO=json, format=table)\n")
+    result = datalog("check", "p.dl", cwd=tmp_path)
+    assert result.returncode == 1 and "`format=table` is not a JSON format" in result.stdout

@@ -26,6 +26,7 @@ from datalog.dialect.io import (
     IO_FLAGS,
     IO_KINDS,
     IO_PARAMETERS,
+    JSON_FORMATS,
     delimiter_problem,
     filename_problem,
     is_true,
@@ -79,6 +80,10 @@ def check_io_directives(program: Module, context: Context) -> list[Diagnostic]:
                                       word_span(sources, directive.span, key),
                                       hint="supported: " + ", ".join(f"`IO={a}`"
                                                                      for a in allowed)))
+            elif key == "format" and value.strip().lower() not in JSON_FORMATS:
+                out.append(Diagnostic("error", f"`format={value}` is not a JSON format",
+                                      word_span(sources, directive.span, key),
+                                      hint="format=list (the default) or format=object"))
             elif key in IO_FLAGS and value.strip().lower() not in IO_BOOLEANS:
                 out.append(Diagnostic("error", f"`{key}` must be `true` or `false`",
                                       word_span(sources, directive.span, key)))

@@ -94,7 +94,9 @@ def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", 
                            f"(expected one of {', '.join(OUTPUT_FORMATS)})")
     for io in plan.outputs:
         check_io(io)
-        if output_dir != "-" and not is_stdout(io) and local_writer_only(io) is not None:
+        writer_only = local_writer_only(io)
+        if writer_only is not None and (writer_only.startswith("IO=json") or (
+                output_dir != "-" and not is_stdout(io))):
             raise DataError([Diagnostic(
                 "error", f".output {io.relation}({local_writer_only(io)}) is not supported "
                          "by --engine spark", None,
