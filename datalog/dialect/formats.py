@@ -222,6 +222,9 @@ class SQLiteOutput:
             shutil.copyfile(self.final, temp)
         db = sqlite3.connect(temp)
         try:
+            # no rollback journal beside the temporary file: a crash leaves only
+            # the temporary file, which the output journal's recovery removes
+            db.execute("PRAGMA journal_mode = MEMORY")
             with db:
                 db.execute(f"CREATE TABLE IF NOT EXISTS {_name(SYMBOL_TABLE)} "
                            "(id INTEGER PRIMARY KEY, symbol TEXT UNIQUE)")

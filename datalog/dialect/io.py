@@ -583,7 +583,11 @@ def format_stdout(rows: Iterable[tuple], relation: Relation,
     ``IO=json`` and ``IO=jsonfile``, as it is)."""
     if io is not None and io_kind(io) in ("json", "jsonfile"):
         return format_json_rows(rows, relation, io)
-    return frame_stdout(relation.name, format_rows(rows, relation, io))
+    text = format_rows(rows, relation, io)
+    if io is not None and is_true(io.param("headers")):  # inside the frame's head
+        header, text = text.split("\n", 1)
+        return frame_stdout(f"{relation.name}\n{header}", text)
+    return frame_stdout(relation.name, text)
 
 
 def format_json_rows(rows: Iterable[tuple], relation: Relation, io: Directive) -> str:
