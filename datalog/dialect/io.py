@@ -381,7 +381,9 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
         if path == "-":
             import sys
 
-            data, path = sys.stdin.buffer.read(), "<stdin>"
+            stream, path = sys.stdin, "<stdin>"
+            data = stream.buffer.read() if hasattr(stream, "buffer") else \
+                stream.read().encode("utf-8", "surrogateescape")  # a text stream
         else:
             with open(path, "rb") as handle:
                 data = handle.read()
