@@ -74,53 +74,97 @@ def split_rfc4180(text: str, sep: str) -> list[tuple[int, list[str]]]:
     records: list[tuple[int, list[str]]] = []
     line, i, n = 1, 0, len(text)
     while i < n:
-        start_line = line
-        fields: list[str] = []
-        quoted_any = False
-        while True:  # one field per turn
-            if i < n and text[i] == '"':
-                quoted_any = True
-                i += 1
-                parts = []
-                while True:
-                    close = text.find('"', i)
-                    if close < 0:
-                        raise ValueError(start_line, "a quoted field has no closing quote")
-                    parts.append(text[i:close])
-                    line += text.count("\n", i, close)
-                    if text.startswith('"', close + 1):
-                        parts.append('"')
-                        i = close + 2
-                        continue
-                    i = close + 1
-                    break
-                fields.append("".join(parts))
-                if i < n and not text.startswith(sep, i) and text[i] not in "\r\n":
-                    raise ValueError(line, "a quoted field is followed by "
-                                           f"{text[i]!r}, not the delimiter")
-                if text.startswith("\r\n", i) or text.startswith("\n", i) or i >= n:
-                    i += 2 if text.startswith("\r\n", i) else 1
-                    line += 1
-                    break
-                if text[i] == "\r":
-                    raise ValueError(line, "a quoted field is followed by '\\r'")
-                i += len(sep)
-                continue
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            stop = text.find(sep, i, end)
-            if stop < 0:
-                field = text[i:end]
-                fields.append(field[:-1] if field.endswith("\r") else field)
-                i = end + 1
-                line += 1
-                break
-            fields.append(text[i:stop])
-            i = stop + len(sep)
+        end = text.find("\n", i)
+        end = n if end < 0 else end
+        fields = _fast_record(text[i:end], sep)  # a record on one line, well formed
+        if fields is not None:
+            start_line, quoted_any = line, True
+            i, line = end + 1, line + 1
+        else:
+            start_line = line
+            fields, quoted_any, i, line = _record(text, i, line, sep)
         if not quoted_any and len(fields) == 1 and not fields[0].strip(" \t\v\f\r"):
             continue  # a blank line
         records.append((start_line, fields))
     return records
+
+
+def _fast_record(row: str, sep: str) -> list[str] | None:
+    """The fields of ``row`` when it holds a whole, well-formed record with at
+    least one quoted field (else ``None``: :func:`_record` reads it, and says
+    what is wrong)."""
+    if row.endswith("\r"):
+        row = row[:-1]
+    if '"' not in row or row.count('"') % 2 or "\r" in row:
+        return None
+    pieces = row.split(sep)
+    fields: list[str] = []
+    k = 0
+    while k < len(pieces):
+        piece = pieces[k]
+        if piece.startswith('"'):
+            while piece.count('"') % 2 and k + 1 < len(pieces):  # a quoted delimiter
+                k += 1
+                piece += sep + pieces[k]
+            inner = piece[1:-1]
+            if len(piece) < 2 or not piece.endswith('"') or '"' in inner.replace('""', ""):
+                return None
+            fields.append(inner.replace('""', '"'))
+        elif '"' in piece:
+            return None
+        else:
+            fields.append(piece)
+        k += 1
+    return fields
+
+
+def _record(text: str, i: int, line: int, sep: str) -> tuple[list[str], bool, int, int]:
+    """One record read character by character from ``text[i:]`` (quoted fields
+    may span lines): its fields, whether one was quoted, and where and on which
+    line the next record starts."""
+    n = len(text)
+    start_line = line
+    fields: list[str] = []
+    quoted_any = False
+    while True:  # one field per turn
+        if i < n and text[i] == '"':
+            quoted_any = True
+            i += 1
+            parts = []
+            while True:
+                close = text.find('"', i)
+                if close < 0:
+                    raise ValueError(start_line, "a quoted field has no closing quote")
+                parts.append(text[i:close])
+                line += text.count("\n", i, close)
+                if text.startswith('"', close + 1):
+                    parts.append('"')
+                    i = close + 2
+                    continue
+                i = close + 1
+                break
+            fields.append("".join(parts))
+            if i < n and not text.startswith(sep, i) and text[i] not in "\r\n":
+                raise ValueError(line, "a quoted field is followed by "
+                                       f"{text[i]!r}, not the delimiter")
+            if text.startswith("\r", i) and i + 1 == n:
+                i += 1  # a last line ending in `\r`, which is dropped
+            if text.startswith("\r\n", i) or text.startswith("\n", i) or i >= n:
+                i += 2 if text.startswith("\r\n", i) else 1
+                return fields, quoted_any, i, line + 1
+            if text[i] == "\r":
+                raise ValueError(line, "a quoted field is followed by '\\r'")
+            i += len(sep)
+            continue
+        end = text.find("\n", i)
+        end = n if end < 0 else end
+        stop = text.find(sep, i, end)
+        if stop < 0:
+            field = text[i:end]
+            fields.append(field[:-1] if field.endswith("\r") else field)
+            return fields, quoted_any, end + 1, line + 1
+        fields.append(text[i:stop])
+        i = stop + len(sep)
 
 
 def quote_rfc4180(text: str) -> str:
