@@ -48,11 +48,10 @@ from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.dialect.io import (
     check_io,
     check_outputs,
-    format_rows,
     format_stdout,
     input_path,
     is_stdout,
-    output_path,
+    output_file,
     read_facts,
     write_files,
 )
@@ -502,8 +501,7 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
         if output_dir == "-" or is_stdout(io):
             stdout.append(format_stdout(rows, relation, io))
         else:
-            path = output_path(io, output_dir)
-            files[path] = format_rows(rows, relation, io, target=path)
+            output_file(files, io, rows, relation, output_dir)
     for io in plan.printsize:
         stdout.append(f"{io.relation}\t{session.size(io.relation)}\n")
     write_files(files, None if output_dir == "-" else output_dir)

@@ -22,6 +22,8 @@
   a line break or the delimiter, ...) is an error naming the relation and the
   file (:func:`unreadable`).
 - ``.printsize r`` prints ``r<TAB>count``.
+- gzip-compressed fact files, ``rfc4180=true`` quoting, ``compress=true`` and
+  ``IO=sqlite`` are :mod:`datalog.dialect.formats`'s.
 
 A value that does not fit its column is a :class:`~datalog.errors.DataError` at
 ``file:line``:
@@ -52,6 +54,7 @@ from typing import Protocol
 
 from datalog import sandbox
 from datalog.dialect import records
+from datalog.dialect.formats import compress, decompress, quote_rfc4180
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.dialect.records import is_structured
 from datalog.errors import DataError, Diagnostic, Span
@@ -82,10 +85,16 @@ class Directive(Protocol):
 
 #: Parameters of `.input` / `.output` directives that the engine reads; others are
 #: accepted with a warning that they are ignored.
-IO_PARAMETERS = ("IO", "filename", "delimiter", "headers")
+IO_PARAMETERS = ("IO", "filename", "delimiter", "headers", "rfc4180", "compress", "dbname",
+                 "format")
 #: The ``IO=`` kinds each directive supports.
-IO_KINDS = {"input": ("file", "stdin"), "output": ("file", "stdout"),
+IO_KINDS = {"input": ("file", "stdin", "sqlite", "jsonfile", "json"),
+            "output": ("file", "stdout", "sqlite", "jsonfile", "json"),
             "printsize": ("stdout",)}
+#: The values of ``format=`` (``IO=json`` and ``IO=jsonfile``).
+JSON_FORMATS = ("list", "object")
+#: The boolean parameters.
+IO_FLAGS = ("headers", "rfc4180", "compress")
 #: The values a boolean parameter (``headers=``) may take.
 IO_BOOLEANS = ("true", "false", "1", "0", "yes", "no")
 
@@ -116,15 +125,28 @@ def delimiter_problem(value: str) -> str | None:
 
 
 def delimiter(io: Directive | None) -> str:
-    """The column separator a directive asks for (``\\t`` by default)."""
+    """The column separator a directive asks for (``\\t`` by default, ``,``
+    with ``rfc4180=true``)."""
     value = io.param("delimiter") if io is not None else None
     if not value:
-        return "\t"
+        return "," if rfc4180(io) else "\t"
     problem = delimiter_problem(value)
+    if problem is None and rfc4180(io) and '"' in _unescape(value):
+        problem = "a quote, which rfc4180=true uses to quote fields"
     if problem is not None:
         raise DataError([Diagnostic(
             "error", f".{io.kind} {io.relation}: delimiter={value!r} holds {problem}", None)])
     return _unescape(value)
+
+
+def rfc4180(io: Directive | None) -> bool:
+    """Whether a directive reads or writes RFC 4180 quoting."""
+    return io is not None and is_true(io.param("rfc4180"))
+
+
+def io_kind(io: Directive) -> str:
+    """The directive's ``IO=`` (``file`` by default), lower case."""
+    return (io.param("IO") or "file").lower()
 
 
 def filename_problem(value: str) -> str | None:
@@ -170,16 +192,38 @@ def is_true(value: str | None) -> bool:
 
 def input_path(io: Directive, fact_dir: str) -> str:
     """The file an ``.input`` directive reads, under ``fact_dir`` (``-`` for
-    ``IO=stdin``)."""
-    if (io.param("IO") or "").lower() == "stdin":
+    ``IO=stdin``; the database for ``IO=sqlite``)."""
+    if io_kind(io) in ("stdin", "json"):
         return "-"
+    if io_kind(io) == "sqlite":
+        return os.path.join(fact_dir, _database(io))
+    if io_kind(io) == "jsonfile":
+        return os.path.join(fact_dir, _filename(io, f"{io.relation}.json"))
     return os.path.join(fact_dir, _filename(io, f"{io.relation}.facts"))
 
 
 def output_path(io: Directive, output_dir: str, extension: str = "csv") -> str:
     """The file an ``.output`` directive writes, under ``output_dir``
-    (``filename=``, else ``<relation>.<extension>``)."""
+    (``filename=``, else ``<relation>.<extension>``; ``.csv.gz`` with
+    ``compress=true``; the database for ``IO=sqlite``)."""
+    if io_kind(io) == "sqlite":
+        return os.path.join(output_dir, _database(io))
+    if io_kind(io) == "jsonfile":
+        extension = "json"
+    if extension == "csv" and is_true(io.param("compress")):
+        extension = "csv.gz"
     return os.path.join(output_dir, _filename(io, f"{io.relation}.{extension}"))
+
+
+def _database(io: Directive) -> str:
+    """``IO=sqlite``'s file: ``filename=``, else ``dbname=``, else
+    ``<relation>.sqlite`` (as Soufflé)."""
+    name = io.param("filename") or io.param("dbname") or f"{io.relation}.sqlite"
+    problem = filename_problem(name)
+    if problem is not None:
+        raise DataError([Diagnostic(
+            "error", f".{io.kind} {io.relation}: dbname={name!r} holds {problem}", None)])
+    return name
 
 
 def check_outputs(outputs: Iterable[Directive], output_dir: str,
@@ -195,6 +239,8 @@ def check_outputs(outputs: Iterable[Directive], output_dir: str,
             raise DataError([Diagnostic(
                 "error", f".output {io.relation}: cannot write {path}: it is a folder",
                 None)])
+        if path in seen and io_kind(io) == io_kind(seen[path]) == "sqlite":
+            continue  # one database, a table each
         if path in seen:
             raise DataError([Diagnostic(
                 "error", f".output {seen[path].relation} and .output {io.relation} both "
@@ -203,17 +249,44 @@ def check_outputs(outputs: Iterable[Directive], output_dir: str,
 
 
 def is_stdout(io: Directive) -> bool:
-    return (io.param("IO") or "").lower() == "stdout"
+    return io_kind(io) in ("stdout", "json")
 
 
 def check_io(io: Directive) -> None:
-    """Only files (and standard output for ``.output``) are supported."""
-    kind = (io.param("IO") or "file").lower()
+    """Files, SQLite databases, and standard input or output."""
+    kind = io_kind(io)
     allowed = IO_KINDS["output" if io.kind == "output" else "input"]
     if kind not in allowed:
         raise DataError([Diagnostic(
             "error", f".{io.kind} {io.relation}: IO={io.param('IO')} is not supported "
                      f"(supported: {', '.join('IO=' + a for a in allowed)})", None)])
+    delimiter(io)  # a quote in it under rfc4180=true
+
+
+def local_reader_only(io: Directive, path: str) -> bool:
+    """Whether an input needs this module's reader (Spark's CSV reader cannot
+    read it): a SQLite database, RFC 4180 quoting, or a gzip-compressed file
+    (recognised by its first bytes, whatever its name)."""
+    from datalog.dialect.formats import GZIP_MAGIC
+
+    if io_kind(io) in ("sqlite", "jsonfile", "json") or rfc4180(io):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(2) == GZIP_MAGIC
+    except (OSError, ValueError):
+        return False  # the reader reports it
+
+
+def local_writer_only(io: Directive) -> str | None:
+    """What of an ``.output`` only the local engine writes (``IO=sqlite``,
+    ``compress=true``, ``rfc4180=true``), or ``None``."""
+    if io_kind(io) in ("sqlite", "json", "jsonfile"):
+        return f"IO={io_kind(io)}"
+    for flag in ("compress", "rfc4180"):
+        if is_true(io.param(flag)):
+            return f"{flag}=true"
+    return None
 
 
 #: What counts as blank in a fact file: C's ``isspace`` (Java's ``\s``), not
@@ -300,23 +373,38 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
     """The rows of a fact file for ``relation`` (see the module docstring)."""
     if path != "-":
         sandbox.check(path, f"fact file for `{relation.name}`")
+    if io is not None and io_kind(io) == "sqlite":
+        from datalog.dialect.formats import read_sqlite
+
+        return read_sqlite(path, relation, parse_value)
     try:
         if path == "-":
             import sys
 
-            text, path = sys.stdin.read(), "<stdin>"
+            stream, path = sys.stdin, "<stdin>"
+            data = stream.buffer.read() if hasattr(stream, "buffer") else \
+                stream.read().encode("utf-8", "surrogateescape")  # a text stream
         else:
-            with open(path, encoding="utf-8", newline="") as handle:
-                text = handle.read()
+            with open(path, "rb") as handle:
+                data = handle.read()
+        data = decompress(data, f"fact file for `{relation.name}`", path)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise missing_file(relation, path) from None
     except (OSError, UnicodeError, ValueError) as exc:  # ValueError: a NUL byte in path
         raise DataError([Diagnostic(
             "error", f"cannot read fact file for `{relation.name}`: {path}: {exc}",
             None)]) from None
+    if io is not None and io_kind(io) in ("json", "jsonfile"):
+        from datalog.dialect.formats import read_json
+
+        return read_json(text[1:] if text.startswith(BOM) else text, path, relation,
+                         parse_value)
     sep = delimiter(io)
-    lines = fact_lines(text)
     start = 1 if io is not None and is_true(io.param("headers")) else 0
+    if rfc4180(io):
+        return _read_rfc4180(text, sep, start, path, relation)
+    lines = fact_lines(text)
     rows: set[tuple] = set()
     arity = relation.arity
     for number, line in enumerate(lines[start:], start=start + 1):
@@ -327,16 +415,42 @@ def read_facts(path: str, relation: Relation, io: Directive | None = None) -> se
                                      else relation.types[0] == "symbol" and line):
             continue  # a blank line; but `\t` is a row of two empty symbols
         fields = line.split(sep)
-        if len(fields) != arity:
-            raise data_error(path, number, wrong_arity(relation, str(len(fields))))
-        row = []
-        for column, (field, type_) in enumerate(zip(fields, relation.types)):
-            try:
-                row.append(parse_value(field, type_))
-            except ValueError:
-                raise data_error(path, number, wrong_value(relation, column, field)) from None
-        rows.add(tuple(row))
+        rows.add(_row(fields, path, number, relation))
     return rows
+
+
+def _read_rfc4180(text: str, sep: str, start: int, path: str,
+                  relation: Relation) -> set[tuple]:
+    """The rows of an ``rfc4180=true`` text (see :mod:`datalog.dialect.formats`)."""
+    from datalog.dialect.formats import split_rfc4180
+
+    if text.startswith(BOM):
+        text = text[1:]
+    if start:
+        end = text.find("\n")
+        text = "" if end < 0 else text[end + 1:]
+    try:
+        records = split_rfc4180(text, sep)
+    except ValueError as exc:
+        line, message = exc.args
+        raise data_error(path, line + start, message) from None
+    if relation.arity == 0:
+        return {()} if records else set()
+    return {_row(fields, path, line + start, relation) for line, fields in records}
+
+
+def _row(fields: list[str], path: str, number: int, relation: Relation) -> tuple:
+    """A row from the texts of its fields, checked against ``relation``."""
+    arity = relation.arity
+    if len(fields) != arity:
+        raise data_error(path, number, wrong_arity(relation, str(len(fields))))
+    row = []
+    for column, (field, type_) in enumerate(zip(fields, relation.types)):
+        try:
+            row.append(parse_value(field, type_))
+        except ValueError:
+            raise data_error(path, number, wrong_value(relation, column, field)) from None
+    return tuple(row)
 
 
 def fact_lines(text: str) -> list[str]:
@@ -371,11 +485,16 @@ def format_rows(rows: Iterable[tuple], relation: Relation,
     (:func:`unreadable`)."""
     sep = delimiter(io)
     ordered = sorted(rows)
-    lines = [sep.join(format_value(v) for v in row) for row in ordered]
+    quoted = rfc4180(io)
+    if quoted:  # every symbol and record quoted, as Soufflé writes them
+        lines = [sep.join(quote_rfc4180(format_value(v)) if isinstance(v, (str, tuple))
+                          else format_value(v) for v in row) for row in ordered]
+    else:
+        lines = [sep.join(format_value(v) for v in row) for row in ordered]
     if relation.arity == 0:
         lines = ["()" for _ in lines]
     headers = io is not None and is_true(io.param("headers"))
-    if target is not None and relation.arity:
+    if target is not None and relation.arity and not quoted:
         for number, (line, row) in enumerate(zip(lines, ordered)):
             problem = unreadable(line, row, sep, first=number == 0 and not headers)
             if problem is not None:
@@ -387,6 +506,26 @@ def format_rows(rows: Iterable[tuple], relation: Relation,
     if not _encodable(text):
         raise _unwritable(text, relation)
     return text
+
+
+def output_file(files: dict, io: Directive, rows: Iterable[tuple], relation: Relation,
+                output_dir: str) -> None:
+    """Add to ``files`` (path -> text, bytes or a writer, for :func:`write_files`)
+    what ``io``, an ``.output`` to a file or database, writes of ``rows``."""
+    path = output_path(io, output_dir)
+    if io_kind(io) == "sqlite":
+        from datalog.dialect.formats import SQLiteOutput
+
+        database = files.get(path)
+        if not isinstance(database, SQLiteOutput):
+            database = files[path] = SQLiteOutput(path)
+        database.add(relation, rows, format_value)
+        return
+    if io_kind(io) == "jsonfile":
+        text = format_json_rows(rows, relation, io)
+    else:
+        text = format_rows(rows, relation, io, target=path)
+    files[path] = compress(text) if is_true(io.param("compress")) else text
 
 
 def unreadable(line: str, row: tuple, sep: str, first: bool = False) -> str | None:
@@ -418,8 +557,9 @@ def unreadable_error(what: str, problem: str, hinted: bool) -> DataError:
     return DataError([Diagnostic(
         "error", f"{what} holds {problem}, which a fact file cannot hold (it would read "
                  "back as another row)", None,
-        hint="Soufflé's fact format has no quoting or escapes"
-             + ("; choose another delimiter=" if "delimiter" in problem and hinted else ""))])
+        hint="the plain fact format has no quoting or escapes"
+             + ("; choose another delimiter=, or" if "delimiter" in problem and hinted
+                else ";") + " write it with rfc4180=true, which quotes fields")])
 
 
 def _shown(row: tuple) -> str:
@@ -441,8 +581,25 @@ def _unwritable(text: str, relation: Relation) -> DataError:
 
 def format_stdout(rows: Iterable[tuple], relation: Relation,
                   io: Directive | None = None) -> str:
-    """A relation printed to standard output, framed as Soufflé does."""
-    return frame_stdout(relation.name, format_rows(rows, relation, io))
+    """A relation printed to standard output, framed as Soufflé does (JSON, for
+    ``IO=json`` and ``IO=jsonfile``, as it is)."""
+    if io is not None and io_kind(io) in ("json", "jsonfile"):
+        return format_json_rows(rows, relation, io)
+    text = format_rows(rows, relation, io)
+    if io is not None and is_true(io.param("headers")):  # inside the frame's head
+        header, text = text.split("\n", 1)
+        return frame_stdout(f"{relation.name}\n{header}", text)
+    return frame_stdout(relation.name, text)
+
+
+def format_json_rows(rows: Iterable[tuple], relation: Relation, io: Directive) -> str:
+    """``rows`` as ``IO=json`` writes them (:func:`datalog.dialect.formats.format_json`)."""
+    from datalog.dialect.formats import format_json
+
+    text = format_json(rows, relation, (io.param("format") or "list").lower() == "object")
+    if not _encodable(text):
+        raise _unwritable(text, relation)
+    return text
 
 
 def frame_stdout(name: str, text: str) -> str:

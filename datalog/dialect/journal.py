@@ -49,8 +49,9 @@ class OutputError(OSError):
     """An output cannot be written (its path is a folder, ...)."""
 
 
-def replace_all(contents: dict[str, str], folder: str) -> None:
-    """Write ``contents`` (path -> text) so that either every file is replaced
+def replace_all(contents: dict, folder: str) -> None:
+    """Write ``contents`` (path -> text, bytes, or a callable that writes the
+    temporary file whose path it is given) so that either every file is replaced
     or none (module docstring); ``folder`` holds the lock and the journal.
     Files get ``0666`` less the umask, as ``open()`` gives them."""
     for path in contents:
@@ -69,7 +70,17 @@ def replace_all(contents: dict[str, str], folder: str) -> None:
                                             suffix=TEMP_SUFFIX)
                 temps.append((temp, os.path.abspath(path)))
                 os.fchmod(fd, mode)  # mkstemp makes 0600 files
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                if callable(text):  # a writer that fills the file itself (a database)
+                    os.close(fd)
+                    text(temp)
+                    fd = os.open(temp, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                    continue
+                with (os.fdopen(fd, "wb") if isinstance(text, bytes) else
+                      os.fdopen(fd, "w", encoding="utf-8", newline="")) as handle:
                     handle.write(text)
                     handle.flush()
                     os.fsync(handle.fileno())

@@ -90,7 +90,7 @@ def test_directives_are_validated_by_the_backend_too(spark, tmp_path):
     # `datalog check` rejects these; a plan made by other means meets the same
     # rule (datalog.dialect.io.check_io) in the Spark backend as in the local one
     edge = RelationPlan("edge", ("x", "y"), ("number", "number"))
-    for io in (IOPlan("input", "edge", (("IO", "sqlite"),)),
+    for io in (IOPlan("input", "edge", (("IO", "stdout"),)),
                IOPlan("output", "edge", (("IO", "stdin"),))):
         plan = ProgramPlan({"edge": edge}, (), inputs=(io,) if io.kind == "input" else (),
                            outputs=(io,) if io.kind == "output" else ())

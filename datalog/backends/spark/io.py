@@ -293,6 +293,8 @@ class OutputWriter:
             final = os.path.join(self.output_dir, name)
             (text_lines(df, relation, io, target=final).coalesce(1).write.mode("overwrite")
              .option("lineSep", "\n").text(target))
+            if self.local and is_true(io.param("headers")):
+                self._prepend(target, delimiter(io).join(relation.attributes) + "\n")
             if self.local and relation.arity and not is_true(io.param("headers")):
                 first = self._first_line(target)
                 if first.startswith(BOM):
@@ -301,6 +303,19 @@ class OutputWriter:
                         "a byte-order mark at the start of the file (readers skip it)",
                         hinted=False)
         self.pending.append((target, name))
+
+    @staticmethod
+    def _prepend(directory: str, line: str) -> None:
+        """``line`` (the attribute names of ``headers=true``) put before the
+        rows Spark wrote in ``directory`` (one part file: the frame is coalesced)."""
+        parts = sorted(p for p in os.listdir(directory) if p.startswith("part-"))
+        path = os.path.join(directory, parts[0] if parts else "part-00000")
+        rows = ""
+        if parts:
+            with open(path, encoding="utf-8", newline="") as handle:
+                rows = handle.read()
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(line + rows)
 
     @staticmethod
     def _first_line(directory: str) -> str:
@@ -357,5 +372,8 @@ def stdout_text(df, relation: RelationPlan, io: IOPlan | None) -> str:
     """A relation framed for standard output as the local engine prints it; the
     rows come back through Arrow."""
     table = text_lines(df, relation, io).toArrow()
-    return frame_stdout(relation.name,
+    name = relation.name
+    if io is not None and is_true(io.param("headers")):  # as the local engine frames it
+        name += "\n" + delimiter(io).join(relation.attributes)
+    return frame_stdout(name,
                         "".join(line + "\n" for line in table.column("line").to_pylist()))

@@ -32,8 +32,16 @@ from datalog.backends.spark.io import (
     read_input,
     stdout_text,
 )
-from datalog.dialect.io import check_io, check_outputs, input_path, is_stdout, read_facts
-from datalog.errors import DatalogError
+from datalog.dialect.io import (
+    check_io,
+    check_outputs,
+    input_path,
+    is_stdout,
+    local_reader_only,
+    local_writer_only,
+    read_facts,
+)
+from datalog.errors import DataError, DatalogError, Diagnostic
 from datalog.plan.ir import ProgramPlan
 from engine.spark.session import get_session
 
@@ -60,7 +68,7 @@ def read_inputs(executor: SparkExecutor, fact_dir: str) -> dict:
             check_io(io)
             relation = plan.relations[io.relation]
             path = input_path(io, fact_dir)
-            if path == "-":
+            if path == "-" or local_reader_only(io, path):
                 rows = read_facts(path, relation, io)
                 inputs[io.relation] = executor.facts_frame(io.relation, rows)
                 continue
@@ -86,6 +94,14 @@ def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", 
                            f"(expected one of {', '.join(OUTPUT_FORMATS)})")
     for io in plan.outputs:
         check_io(io)
+        writer_only = local_writer_only(io)
+        if writer_only is not None and (writer_only.startswith("IO=json") or (
+                output_dir != "-" and not is_stdout(io))):
+            raise DataError([Diagnostic(
+                "error", f".output {io.relation}({local_writer_only(io)}) is not supported "
+                         "by --engine spark", None,
+                hint="run this program with the local engine (the default), or drop "
+                     "the parameter")])
     check_outputs(plan.outputs, output_dir, "parquet" if output_format == "parquet" else "csv")
     refuse_bound_functors(plan)   # before starting Spark
     spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir, conf=conf,
