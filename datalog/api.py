@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -44,7 +43,6 @@ from datalog.answers import Answers
 from datalog.backends.circuit.compile import UNIT, child_label, compile_plan
 from datalog.backends.errors import iteration_limit
 from datalog.dialect import records
-from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.dialect.io import (
     check_io,
     check_outputs,
@@ -68,6 +66,7 @@ from datalog.errors import (
     did_you_mean,
 )
 from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog explain`)
+from datalog.frames import check_value
 from datalog.functors import bind_functors
 from datalog.plan.ir import RelationPlan
 from datalog.plan.lower import plan_program
@@ -1235,33 +1234,6 @@ class Session:
                     for i, type_ in enumerate(plan.types)):
             return rows if isinstance(rows, list) else list(rows)
         return [self._validate(relation, row) for row in rows]
-
-
-def check_value(value, type_: str):
-    """``value`` as the engine holds a value of the column type ``type_``
-    (``number`` and ``unsigned``: an ``int`` in range; ``float``: a ``float``,
-    not NaN; ``symbol``: a ``str``), or ``None`` if it does not fit. numpy's
-    scalars are taken as Python's; ``bool`` fits nothing.
-
-    >>> import numpy as np
-    >>> check_value(np.int64(3), "number"), check_value(2, "float"), check_value(-1, "unsigned")
-    (3, 2.0, None)
-    """
-    if isinstance(value, (bool, str)):
-        return value if type_ == "symbol" and isinstance(value, str) else None
-    if type_ == "number" or type_ == "unsigned":
-        if not isinstance(value, int):
-            if not isinstance(value, numbers.Integral) or type(value).__name__ == "bool_":
-                return None
-            value = int(value)
-        low, high = (NUMBER_MIN, NUMBER_MAX) if type_ == "number" else (0, UNSIGNED_MAX)
-        return value if low <= value <= high else None
-    if type_ == "float":
-        if not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
-            return None
-        value = float(value)
-        return None if math.isnan(value) else value
-    return None
 
 
 def _is_row(value, plan) -> bool:

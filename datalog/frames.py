@@ -30,6 +30,8 @@ when a frame is handed in or asked for (``pip install "datalog-circuits[frames]"
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Iterable
 from typing import Any
 
@@ -175,8 +177,6 @@ def _first(mask) -> int:
 
 
 def _check_value(value, type_: str, where: str, row: int):
-    from datalog.api import check_value
-
     checked = check_value(value, type_)
     if checked is None:
         raise DataError(f"{where}; got {value!r} (row {row})")
@@ -211,3 +211,30 @@ def to_arrow(rows: Iterable[tuple], relation: RelationPlan, extra: dict | None =
         arrays.append(pa.array(values, type=pa.int64()))
         names.append(name)
     return pa.Table.from_arrays(arrays, names=names)
+
+
+def check_value(value, type_: str):
+    """``value`` as the engine holds a value of the column type ``type_``
+    (``number`` and ``unsigned``: an ``int`` in range; ``float``: a ``float``,
+    not NaN; ``symbol``: a ``str``), or ``None`` if it does not fit. numpy's
+    scalars are taken as Python's; ``bool`` fits nothing.
+
+    >>> import numpy as np
+    >>> check_value(np.int64(3), "number"), check_value(2, "float"), check_value(-1, "unsigned")
+    (3, 2.0, None)
+    """
+    if isinstance(value, (bool, str)):
+        return value if type_ == "symbol" and isinstance(value, str) else None
+    if type_ == "number" or type_ == "unsigned":
+        if not isinstance(value, int):
+            if not isinstance(value, numbers.Integral) or type(value).__name__ == "bool_":
+                return None
+            value = int(value)
+        low, high = (NUMBER_MIN, NUMBER_MAX) if type_ == "number" else (0, UNSIGNED_MAX)
+        return value if low <= value <= high else None
+    if type_ == "float":
+        if not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
+            return None
+        value = float(value)
+        return None if math.isnan(value) else value
+    return None
