@@ -86,6 +86,15 @@ def _functors(command):
                              "named f in this Python file.")(command)
 
 
+def _memory_limit(command):
+    """``--memory-limit SIZE``: a transaction that makes the process's resident
+    memory pass SIZE fails and is rolled back."""
+    return click.option("--memory-limit", metavar="SIZE",
+                        help="Fail a transaction (rolled back; `run` writes nothing) if "
+                             "the process's resident memory passes SIZE (512M, 2G) while "
+                             "it evaluates (local engine).")(command)
+
+
 def _sandbox(command):
     """``--sandbox DIR``: no file outside DIR is read or written."""
     return click.option("--sandbox", multiple=True, metavar="DIR",
@@ -116,11 +125,13 @@ def fail(error) -> NoReturn:
 @click.option("--migrate", is_flag=True,
               help="With --store: carry a store written by another program over to "
                    "this one.")
+@_memory_limit
 @_sandbox
 @_preprocessor
 @_functors
 def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
-         spill_cache: int | None, store: str | None, migrate: bool, sandbox: tuple[str, ...],
+         spill_cache: int | None, store: str | None, migrate: bool,
+         memory_limit: str | None, sandbox: tuple[str, ...],
          macros: dict[str, str], include_dirs: tuple[str, ...],
          functors: dict | None) -> None:
     """Assert and retract facts, ask queries, see what changed.
@@ -140,6 +151,8 @@ def repl(program: str | None, fact_dir: str | None, spill_threshold: int | None,
         options["spill_cache"] = spill_cache
     if store is not None:
         options.update(store=store, migrate=migrate)
+    if memory_limit is not None:
+        options["memory_limit"] = memory_limit
     program_options = {"macros": macros, "include_dirs": include_dirs, "functors": functors}
     if sandbox:
         program_options["sandbox"] = sandbox
@@ -275,9 +288,7 @@ def _spark_conf(ctx, param, pairs) -> dict:
                    "(declarations and rules after the transformations, by stratum), "
                    "plan (each rule's joins, keys and filters) or circuit (the "
                    "nodes; DOT with `datalog graph --circuit`). Repeatable.")
-@click.option("--memory-limit", metavar="SIZE",
-              help="Fail (writing nothing) if the process's resident memory passes SIZE "
-                   "(512M, 2G) while evaluating (local engine).")
+@_memory_limit
 @_sandbox
 @_preprocessor
 @_functors

@@ -872,8 +872,8 @@ class Session:
         except MemoryLimitError as exc:
             raise EvaluationError([Diagnostic(
                 "error", f"{exc}; the transaction was rolled back", None,
-                hint="raise it with memory_limit= (API) or --memory-limit (datalog run)")]) \
-                from None
+                hint="raise it with memory_limit= (API) or --memory-limit "
+                     "(datalog run, datalog repl)")]) from None
         except DatalogError as exc:
             raise self.program.located(exc) from None
         except EngineError as exc:

@@ -132,3 +132,21 @@ def test_run_with_a_memory_limit_writes_nothing(tmp_path):
     bad = subprocess.run(["datalog", "run", "p.dl", "--memory-limit", "lots"], cwd=tmp_path,
                          capture_output=True, text=True, check=False, timeout=300)
     assert bad.returncode == 1 and "a memory limit is a positive size" in bad.stderr
+
+
+def test_the_repl_with_a_memory_limit_rolls_the_statement_back_and_goes_on(tmp_path):
+    import subprocess
+
+    (tmp_path / "p.dl").write_text(CROSS + ".decl seed(n: number)\nn(x) :- seed(k), "
+                                   "x = range(0, k).\n")
+    statements = "seed(4000).\n?- seed(k).\nseed(3).\n?- p(x, y).\n"
+    result = subprocess.run(["datalog", "repl", "p.dl", "--memory-limit", "250M"],
+                            cwd=tmp_path, input=statements, capture_output=True, text=True,
+                            check=False, timeout=300)
+    assert result.returncode == 1       # one statement failed
+    assert "error: memory limit reached" in result.stderr
+    assert "the transaction was rolled back" in result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "0 rows"           # `?- seed(k).`: the failed seed(4000) left nothing
+    assert "committed: 13 inserted, 0 retracted" in lines   # seed(3) after it
+    assert lines[-1] == "9 rows"          # and the session went on
