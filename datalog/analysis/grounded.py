@@ -30,12 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from datalog.syntax.ast import Aggregate, Atom, Comparison, Literal, Module
+from datalog.syntax.ast import Aggregate, Atom, Literal, Module
 from datalog.syntax.terms import (
     aggregate_variables,
     aggregates_in,
     clause_variables,
     direct_variables,
+    equality_sides,
     has_holes,
     literal_terms,
     pattern_variables,
@@ -140,9 +141,7 @@ def _bound(body, scope: Scope, bound: frozenset) -> frozenset[tuple[int, str]]:
     while changed:
         changed = False
         for literal in body:
-            if not (isinstance(literal, Comparison) and literal.op == "="):
-                continue
-            for side, other in ((literal.left, literal.right), (literal.right, literal.left)):
+            for side, other in equality_sides(literal):
                 new = {scope.key(v.name) for v in pattern_variables(side)} - bound
                 if new and not has_holes(other) and \
                         all(scope.key(v.name) in bound for v in direct_variables([other])):

@@ -63,7 +63,7 @@ from datalog.syntax.ast import (
     Wildcard,
 )
 from datalog.syntax.printer import term_text
-from datalog.syntax.terms import subterms
+from datalog.syntax.terms import equality_sides, subterms
 
 
 def flexible(term: Term) -> bool:
@@ -155,16 +155,15 @@ class _Clause:
         while changed:
             changed = False
             for literal in body:
-                if not (isinstance(literal, Comparison) and literal.op == "="):
-                    continue
-                for side, other in ((literal.left, literal.right), (literal.right, literal.left)):
+                pairs = equality_sides(literal)
+                for side, other in pairs:
                     if isinstance(side, (Record, Branch)) and id(side) not in unpacked:
                         found = self.type_of(other, scope, None, report=False)
                         if found is not None or isinstance(side, Branch):
                             unpacked.add(id(side))
                             self.constrain_pattern(side, scope, found, "an equality")
                             changed = True
-                for var, other in ((literal.left, literal.right), (literal.right, literal.left)):
+                for var, other in pairs:
                     if isinstance(var, Variable) and scope.key(var.name) not in self.types:
                         found = self.type_of(other, scope, None, report=False)
                         if found is not None:

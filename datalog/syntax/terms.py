@@ -90,6 +90,14 @@ def has_holes(term: Term) -> bool:
     return False
 
 
+def equality_sides(literal: Literal) -> tuple[tuple[Term, Term], ...]:
+    """``((a, b), (b, a))`` for an equality ``a = b``, read both ways; ``()``
+    for any other literal."""
+    if isinstance(literal, Comparison) and literal.op == "=":
+        return ((literal.left, literal.right), (literal.right, literal.left))
+    return ()
+
+
 def direct_variables(terms: Iterable[Term]) -> Iterator[Variable]:
     """The variables of ``terms`` outside aggregates (an aggregate's variables
     belong to its own scope)."""
