@@ -49,7 +49,10 @@ def check_range_restriction(program: Module, context: Context) -> list[Diagnosti
     out: list[Diagnostic] = []
     for rule in program.rules:
         for head, body in rule.clauses():
-            out += check_range(head, body, context.grounding(head, body))
+            # ``a(x), b(y) :- e(x, y).``: a variable is used by every head of its rule
+            other_heads = {v.name for h in rule.heads if h is not head
+                           for v in direct_variables(h.args)}
+            out += check_range(head, body, context.grounding(head, body), other_heads)
     return out
 
 
@@ -64,9 +67,11 @@ def _pattern_wildcards(term) -> set[int]:
     return out
 
 
-def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> list[Diagnostic]:
+def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding,
+                used_elsewhere: frozenset[str] | set[str] = frozenset()) -> list[Diagnostic]:
     """Range restriction and singleton variables of one clause ``head :- body``,
-    whose groundedness is ``grounding``."""
+    whose groundedness is ``grounding``; ``used_elsewhere`` are the names the
+    rule's other heads use (never singletons)."""
     out: list[Diagnostic] = []
     counts = grounding.counts
     unbound: set[tuple[int, str]] = set()
@@ -133,7 +138,8 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> 
     for v in clause_variables(head, body):
         first.setdefault(v.name, v)
     for name, n in counts.items():
-        if n == 1 and not name.startswith("_") and name not in unbound_names:
+        if (n == 1 and not name.startswith("_") and name not in unbound_names
+                and name not in used_elsewhere):
             out.append(Diagnostic("warning", f"variable `{name}` occurs only once",
                                   first[name].span,
                                   hint=f"replace it with `_`, or name it `_{name}`"))
