@@ -94,6 +94,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datalog.errors import Span
+from datalog.syntax.ast import Directive
 
 # ---------------------------------------------------------------- expressions
 
@@ -439,11 +440,7 @@ class IOPlan:
     relation: str
     params: tuple[tuple[str, str], ...] = ()
 
-    def param(self, key: str, default: str | None = None) -> str | None:
-        for k, v in self.params:
-            if k == key:
-                return v
-        return default
+    param = Directive.param  # the same lookup of a parameter by key
 
 
 @dataclass(frozen=True)
