@@ -1,0 +1,60 @@
+"""What a ``choice-domain`` relation holds: the engine's deterministic choice.
+
+Soufflé keeps, for each value of a choice domain, the first tuple its evaluation
+happens to derive, and says the choice is non-deterministic. An incremental engine
+must give, after any sequence of inserts and retractions, what a run from scratch
+gives, so the choice here is a fixed rule, one of the outcomes Soufflé allows:
+
+* **The candidates** of a relation are the tuples its facts, its input rows and
+  its rules give (a set, as for any relation).
+* **One domain** (``choice-domain x``, or a tuple ``(x, y)``): the relation holds,
+  for each value of the domain, the **least** candidate with that value, in the
+  engine's order of rows (column by column; numbers by value, symbols by their
+  text, code point by code point; records and ADT values field by field).
+* **Several domains** (``choice-domain x, y``): the candidates are taken in that
+  order, least first, and a candidate is kept when no kept tuple shares a value
+  of any domain with it (a greedy matching). Every domain holds, and no candidate
+  could be added without breaking one.
+* **In recursion** (a relation that depends on itself; one domain only), tuples
+  are derived in rounds, as semi-naive evaluation does: round 0 applies the
+  facts, inputs and rules that read no relation of the recursion, round ``i`` the
+  rules to the relations after round ``i - 1``. A domain value takes the least
+  candidate of the first round that gives it any candidate, and keeps it: a
+  candidate of a later round never replaces it. A spanning tree
+  ``st(u, v) :- st(_, u), edge(u, v).`` with ``choice-domain v`` is then a
+  breadth-first tree, each node's parent the least of the nodes one step nearer
+  the root.
+* **Retraction**: retracting the chosen tuple (or whatever derived it) makes the
+  next candidate by the same rule the chosen one, if there is one; retracting a
+  candidate that was not chosen changes nothing. Inserting a candidate less than
+  the chosen one replaces it. Either way the relation equals a run from scratch
+  on the facts as they now are, and what depends on it follows.
+
+:func:`choose` is this rule for one set of candidates (outside recursion); the
+backends compute the same, the circuit incrementally.
+
+>>> choose({(1, "b"), (1, "a"), (2, "c")}, ((0,),))
+[(1, 'a'), (2, 'c')]
+>>> choose({(1, 1), (1, 2), (2, 2), (3, 1)}, ((0,), (1,)))
+[(1, 1), (2, 2)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def choose(candidates: Iterable[tuple], domains: tuple[tuple[int, ...], ...]) -> list[tuple]:
+    """The rows a relation with ``domains`` (column numbers of each) holds, given
+    its ``candidates``: least first, each kept unless a kept row shares the value
+    of a domain with it. Sorted."""
+    taken: list[set] = [set() for _ in domains]
+    kept = []
+    for row in sorted(set(candidates)):
+        values = [tuple(row[c] for c in cols) for cols in domains]
+        if any(v in seen for v, seen in zip(values, taken)):
+            continue
+        for v, seen in zip(values, taken):
+            seen.add(v)
+        kept.append(row)
+    return kept
