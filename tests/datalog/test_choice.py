@@ -320,3 +320,28 @@ def test_datalog_run_refuses_several_domains_in_recursion_where_they_are():
     assert result.stderr.startswith("choice_recursive_domains.dl:4:51: error: recursive "
                                     "relation `walk` has several choice domains")
     assert "Traceback" not in result.stderr
+
+
+def test_why_not_names_the_tuple_chosen_instead():
+    session = datalog.Program(PRICES).session()
+    with session.transaction() as t:
+        t.insert("offer", (1, 1, 700))
+    text = str(session.why_not("best(1, 1, 700)"))
+    assert "the body derives it, as a candidate of the choice" in text
+    assert "`choice-domain` keeps best(1, 1, 500) for item = 1, shop = 1, not this " \
+           "candidate" in text
+
+
+def test_a_choice_inside_a_component_is_kept_per_instance():
+    session = datalog.Program("""
+        .comp Pick<T> {
+            .decl in(k: T, v: number)
+            .decl out(k: T, v: number) choice-domain k
+            out(k, v) :- in(k, v).
+        }
+        .init a = Pick<number>
+        .init b = Pick<symbol>
+        a.in(1, 5). a.in(1, 2). b.in("x", 7). b.in("x", 8).
+    """).session()
+    assert session.query("a.out") == {(1, 2)}
+    assert session.query("b.out") == {("x", 7)}
