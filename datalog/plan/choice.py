@@ -37,6 +37,8 @@ backends compute the same, the circuit incrementally.
 [(1, 'a'), (2, 'c')]
 >>> choose({(1, 1), (1, 2), (2, 2), (3, 1)}, ((0,), (1,)))
 [(1, 1), (2, 2)]
+>>> choice_text(("x", "y", "z"), ((0,), (1, 2)))
+'choice-domain x, (y, z)'
 """
 
 from __future__ import annotations
@@ -58,3 +60,10 @@ def choose(candidates: Iterable[tuple], domains: tuple[tuple[int, ...], ...]) ->
             seen.add(v)
         kept.append(row)
     return kept
+
+
+def choice_text(attributes: tuple[str, ...], domains: tuple[tuple[int, ...], ...]) -> str:
+    """The ``choice-domain`` clause of a declaration, as Datalog."""
+    parts = [", ".join(attributes[c] for c in d) for d in domains]
+    return "choice-domain " + ", ".join(p if len(d) == 1 else f"({p})"
+                                        for p, d in zip(parts, domains))

@@ -94,6 +94,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datalog.errors import Span
+from datalog.plan.choice import choice_text
 
 # ---------------------------------------------------------------- expressions
 
@@ -485,9 +486,7 @@ class ProgramPlan:
             if facts:
                 marks.append(f"{facts} fact{'s' if facts != 1 else ''}")
             if rel.name in self.choices:
-                domains = ", ".join("(" * (len(d) > 1) + ", ".join(rel.attributes[c] for c in d)
-                                    + ")" * (len(d) > 1) for d in self.choices[rel.name])
-                marks.append(f"choice-domain {domains}")
+                marks.append(choice_text(rel.attributes, self.choices[rel.name]))
             suffix = f"  [{', '.join(marks)}]" if marks else ""
             lines.append(f"relation {rel.name}({cols}){suffix}")
         for stratum in self.strata:
