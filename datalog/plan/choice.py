@@ -30,36 +30,15 @@ gives, so the choice here is a fixed rule, one of the outcomes Soufflé allows:
   the chosen one replaces it. Either way the relation equals a run from scratch
   on the facts as they now are, and what depends on it follows.
 
-:func:`choose` is this rule for one set of candidates (outside recursion); the
-backends compute the same, the circuit incrementally.
+:func:`choice_text` writes a relation's domains back as Datalog. The circuit
+computes the choice in ``datalog/backends/circuit/choice.py`` (several domains
+with ``engine/operators/matching.py``), Spark in ``datalog/backends/spark/choice.py``.
 
->>> choose({(1, "b"), (1, "a"), (2, "c")}, ((0,),))
-[(1, 'a'), (2, 'c')]
->>> choose({(1, 1), (1, 2), (2, 2), (3, 1)}, ((0,), (1,)))
-[(1, 1), (2, 2)]
 >>> choice_text(("x", "y", "z"), ((0,), (1, 2)))
 'choice-domain x, (y, z)'
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
-
-
-def choose(candidates: Iterable[tuple], domains: tuple[tuple[int, ...], ...]) -> list[tuple]:
-    """The rows a relation with ``domains`` (column numbers of each) holds, given
-    its ``candidates``: least first, each kept unless a kept row shares the value
-    of a domain with it. Sorted."""
-    taken: list[set] = [set() for _ in domains]
-    kept = []
-    for row in sorted(set(candidates)):
-        values = [tuple(row[c] for c in cols) for cols in domains]
-        if any(v in seen for v, seen in zip(values, taken)):
-            continue
-        for v, seen in zip(values, taken):
-            seen.add(v)
-        kept.append(row)
-    return kept
 
 
 def choice_text(attributes: tuple[str, ...], domains: tuple[tuple[int, ...], ...]) -> str:

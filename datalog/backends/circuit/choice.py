@@ -7,9 +7,9 @@ changed at an epoch (``engine.operators.aggregate``)::
     candidates --> index by domain --> aggregate min --> unpack --> r
 
 With one domain a group is one domain value and its result the least candidate.
-With several, the greedy matching reaches across domain values, so the whole
-relation is one group (:func:`datalog.plan.choice.choose` on every change: linear
-in the relation's size per epoch, a known cost).
+With several, the greedy matching reaches across domain values: it is kept by
+``engine.operators.matching`` (a change re-decides the candidates it can
+affect, in order, not the whole relation).
 
 **In recursion** (one domain; several are refused by the checks) the relation
 after round ``i`` is ``R_i = R_{i-1} + least(C_i ▷ keys(R_{i-1}))``: the rows
@@ -34,7 +34,8 @@ an epoch ``R_i`` only grows, so the loop ends.
 
 from __future__ import annotations
 
-from datalog.plan.choice import choose
+from engine.operators.matching import MatchingNode
+from engine.stream import Stream
 
 
 def _least(items):
@@ -43,8 +44,7 @@ def _least(items):
 
 
 def _unpack(row):
-    """The result of an aggregate row ``key + (result,)``: the chosen row (one
-    domain) or the tuple of chosen rows (several)."""
+    """The result of an aggregate row ``key + (result,)``: the chosen row."""
     return row[-1]
 
 
@@ -55,10 +55,16 @@ def choose_root(candidates, domains: tuple[tuple[int, ...], ...], name: str):
         return candidates.index_by(domains[0]).aggregate(_least, label=f"choice {name}")\
             .map(_unpack, label=f"{name} (chosen)")
 
-    def matching(items):
-        return tuple(choose((row for row, _ in items), domains)) or None
-    return candidates.index_by(()).aggregate(matching, label=f"choice {name}")\
-        .flat_map(_unpack, label=f"{name} (chosen)")
+    keys = [_columns(cols) for cols in domains]
+    node = candidates.circuit.add(MatchingNode(candidates.node, keys, label=f"choice {name}"))
+    return Stream(candidates.circuit, node)
+
+
+def _columns(cols: tuple[int, ...]):
+    """The value of a domain in a row."""
+    def key(row):
+        return tuple(row[c] for c in cols)
+    return key
 
 
 def choose_in_recursion(feedback, candidates, domain: tuple[int, ...], arity: int,
