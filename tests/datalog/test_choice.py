@@ -345,3 +345,30 @@ def test_a_choice_inside_a_component_is_kept_per_instance():
     """).session()
     assert session.query("a.out") == {(1, 2)}
     assert session.query("b.out") == {("x", 7)}
+
+
+def test_a_failed_transaction_leaves_the_choice_as_it_was():
+    program = datalog.Program("""
+        .decl offer(item: number, c: number)
+        .decl best(item: number, c: number) choice-domain item
+        best(i, c) :- offer(i, c).
+        .decl ratio(i: number, r: number)
+        ratio(i, 100 / (c - 300)) :- best(i, c).
+        .decl pairs(item: number, c: number) choice-domain item, c
+        pairs(i, c) :- offer(i, c).
+    """)
+    session = program.session()
+    with session.transaction() as t:
+        t.insert("offer", (1, 500))
+        t.insert("offer", (2, 500))
+    before = {name: session.query(name) for name in program.relations}
+    with pytest.raises(datalog.DatalogError, match="division by zero"):
+        with session.transaction() as t:     # (1, 300) would be chosen: 100 / 0
+            t.insert("offer", (1, 300))
+            t.insert("offer", (2, 400))
+    assert {name: session.query(name) for name in program.relations} == before
+    with session.transaction() as t:
+        t.insert("offer", (2, 400))
+    assert session.query("best") == {(1, 500), (2, 400)}
+    assert session.query("pairs") == {(1, 500), (2, 400)}
+    assert not session.verify()
