@@ -240,6 +240,8 @@ class Provenance:
         for name in needed:
             for kind, rows in (("input", session._inputs.get(name, ())),
                                ("fact", plan.facts.get(name, ()))):
+                if name in plan.choices:    # the candidates not chosen are not there
+                    rows = [row for row in rows if row in contents[name]]
                 for row in rows:
                     self.best.setdefault((name, row), (0, None, kind))
                 known.add(name, rows)
@@ -383,8 +385,25 @@ def why_not(session, text: str) -> WhyNot:
     db = _Tables(session._contents)
     evaluator = _Evaluator(plan, db, db, session._functors)
     for rule in rules:
-        reasons.append(f"{rule.label}  {_place(rule)}: " + _failure(evaluator, rule, row))
+        failure = _failure(evaluator, rule, row)
+        if relation in plan.choices and failure.startswith("the body derives it"):
+            failure = "the body derives it, as a candidate of the choice"
+        reasons.append(f"{rule.label}  {_place(rule)}: " + failure)
+    reasons += _not_chosen(plan, session._contents[relation], relation, row)
     return WhyNot(relation, row, tuple(reasons))
+
+
+def _not_chosen(plan, rows, relation: str, row: tuple) -> list[str]:
+    """For a ``choice-domain`` relation: the tuples it keeps instead of ``row``
+    (a candidate that shares a domain value with one of them is left out)."""
+    names = plan.relations[relation].attributes
+    reasons = []
+    for domain in plan.choices.get(relation, ()):
+        for kept in sorted(r for r in rows if all(r[c] == row[c] for c in domain)):
+            values = ", ".join(f"{names[c]} = {_value(row[c])}" for c in domain)
+            reasons.append(f"`choice-domain` keeps {_fact(relation, kept)} for {values}, "
+                           "not this candidate")
+    return reasons
 
 
 def _failure(evaluator: _Evaluator, rule: RulePlan, row: tuple) -> str:

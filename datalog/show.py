@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from datalog.backends.circuit.compile import compile_plan
 from datalog.dialect.io import format_value
+from datalog.plan.choice import choice_text
 
 WHATS = ("transformed-datalog", "plan", "circuit")
 
@@ -48,7 +49,9 @@ def transformed_datalog(plan) -> str:
     lines = []
     for rel in plan.relations.values():
         columns = ", ".join(f"{a}: {t}" for a, t in zip(rel.attributes, rel.types))
-        lines.append(f".decl {rel.name}({columns})")
+        choice = plan.choices.get(rel.name)
+        lines.append(f".decl {rel.name}({columns})" +
+                     (f" {choice_text(rel.attributes, choice)}" if choice else ""))
     for kind, directives in (("input", plan.inputs), ("output", plan.outputs),
                              ("printsize", plan.printsize)):
         lines += [f".{kind} {io.relation}" for io in directives]

@@ -11,6 +11,8 @@ place; nothing stops at the first error. The passes, in order, each
 - :func:`~datalog.analysis.checks.declarations.check_declarations`: duplicate
   relations, unknown attribute types, ``eqrel`` and storage qualifiers,
   ``.plan`` (a warning), relations with no facts, rules or input (a warning);
+- :func:`~datalog.analysis.checks.choice.check_choice`: ``choice-domain``
+  attributes, ``eqrel`` with a choice, recursion through several domains;
 - :func:`~datalog.analysis.checks.io_directives.check_io_directives`: directives
   naming undeclared relations, I/O parameters (values the engine does not
   support are errors, parameters it does not read warnings);
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from datalog.analysis.checks.choice import check_choice
 from datalog.analysis.checks.clauses import check_clauses
 from datalog.analysis.checks.declarations import check_declarations
 from datalog.analysis.checks.functors import check_functors
@@ -50,6 +53,7 @@ from datalog.syntax.ast import Module
 CHECKS: tuple[Callable[[Module, Context], list[Diagnostic]], ...] = (
     check_types,
     check_declarations,
+    check_choice,
     check_io_directives,
     check_limitsize,
     check_clauses,

@@ -94,6 +94,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datalog.errors import Span
+from datalog.plan.choice import choice_text
 from datalog.syntax.ast import Directive
 
 # ---------------------------------------------------------------- expressions
@@ -452,7 +453,9 @@ class ProgramPlan:
     computed by an earlier stratum or by itself, or has no rules); relations with
     no rules belong to no stratum. ``limits`` maps relations to their
     ``.limitsize`` (the loop of a recursive stratum ends once one of its relations
-    has that many rows; no effect on other relations, as in Soufflé)."""
+    has that many rows; no effect on other relations, as in Soufflé). ``choices``
+    maps each ``choice-domain`` relation to the column numbers of its domains
+    (what it holds: :mod:`datalog.plan.choice`)."""
 
     relations: dict[str, RelationPlan]
     strata: tuple[StratumPlan, ...]
@@ -461,6 +464,7 @@ class ProgramPlan:
     outputs: tuple[IOPlan, ...] = ()
     printsize: tuple[IOPlan, ...] = ()
     limits: dict[str, int] = field(default_factory=dict)
+    choices: dict[str, tuple[tuple[int, ...], ...]] = field(default_factory=dict)
 
     def rules(self) -> tuple[RulePlan, ...]:
         """Every rule of every stratum, in evaluation order."""
@@ -478,6 +482,8 @@ class ProgramPlan:
             facts = len(self.facts.get(rel.name, ()))
             if facts:
                 marks.append(f"{facts} fact{'s' if facts != 1 else ''}")
+            if rel.name in self.choices:
+                marks.append(choice_text(rel.attributes, self.choices[rel.name]))
             suffix = f"  [{', '.join(marks)}]" if marks else ""
             lines.append(f"relation {rel.name}({cols}){suffix}")
         for stratum in self.strata:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from datalog.analysis.checks.choice import effective_domains
 from datalog.analysis.context import user_functor_signatures
 from datalog.analysis.transforms.constants import substitute_constants
 from datalog.analysis.types import TypeTable
@@ -121,10 +122,12 @@ def plan_program(checked) -> ProgramPlan:
             n = int(directive.param("n"))
             for name in directive.relations:
                 limits[name] = min(n, limits.get(name, n))
+    choices = {decl.name: domains for decl in program.relations
+               if (domains := effective_domains(decl))}
     return ProgramPlan(relations, tuple(strata),
                        {name: frozenset(rows) for name, rows in facts.items()},
                        tuple(directives["input"]), tuple(directives["output"]),
-                       tuple(directives["printsize"]), limits)
+                       tuple(directives["printsize"]), limits, choices)
 
 
 def _sources(program: ast.Module) -> dict[str, str]:

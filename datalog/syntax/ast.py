@@ -219,14 +219,24 @@ class Attribute:
 
 
 @dataclass(frozen=True)
+class ChoiceDomain:
+    """One domain of ``choice-domain``: the attribute names ``x`` or ``(x, y)``
+    whose values determine the rest of a tuple (at most one tuple per value)."""
+
+    attributes: tuple[str, ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
 class RelationDecl:
-    """``.decl name(a: T, ...) [qualifiers]``; qualifiers such as ``brie``,
-    ``btree``, ``eqrel``, ``inline``."""
+    """``.decl name(a: T, ...) [qualifiers] [choice-domain d, ...]``; qualifiers
+    such as ``brie``, ``btree``, ``eqrel``, ``inline``; ``choice`` the domains."""
 
     name: str
     attributes: tuple[Attribute, ...]
     qualifiers: tuple[str, ...]
     span: Span = field(compare=False)
+    choice: tuple[ChoiceDomain, ...] = ()
 
     @property
     def arity(self) -> int:

@@ -31,6 +31,7 @@ from datalog.syntax.ast import (
     Branch,
     BranchDecl,
     Cast,
+    ChoiceDomain,
     Comparison,
     Component,
     ComponentInit,
@@ -191,6 +192,8 @@ class Callbacks:
             names.append(rest[0])
             rest = rest[1:]
         rest = rest[1:]  # the `(`
+        choice = rest[-1] if isinstance(rest[-1], tuple) else ()
+        rest = tuple(t for t in rest if t is not None and not isinstance(t, tuple))
         attributes = [a for a in rest if isinstance(a, Attribute)]
         qualifier_tokens = [t for t in rest if getattr(t, "type", None) == "QUALIFIER"]
         seen = {}
@@ -203,11 +206,19 @@ class Callbacks:
         qualifiers = tuple(str(t) for t in qualifier_tokens if str(t) not in IO_QUALIFIERS)
         items = []
         for i, name in enumerate(names):
-            span = self.span(keyword if i == 0 else name, rest[-1])
-            items.append(RelationDecl(str(name), tuple(attributes), qualifiers, span))
+            span = self.span(keyword if i == 0 else name, choice[-1] if choice else rest[-1])
+            items.append(RelationDecl(str(name), tuple(attributes), qualifiers, span, choice))
             items += [Directive(str(t), (str(name),), (), self.span(t))
                       for t in qualifier_tokens if str(t) in IO_QUALIFIERS]
         return items
+
+    def choice_domain(self, keyword, *domains):
+        # choice-domain x, (y, z): each domain's attributes must be declared
+        return tuple(domains)
+
+    def domain(self, *tokens):
+        names = tuple(str(t) for t in tokens if t.type == "NAME")
+        return ChoiceDomain(names, self.span(tokens[0], tokens[-1]))
 
     def attribute(self, name, type_name):
         return Attribute(str(name), str(type_name), self.span(name, type_name))

@@ -31,7 +31,7 @@ _NAMES = {
     "PLAN": "`.plan`", "COMP": "`.comp`", "INIT": "`.init`", "OVERRIDE": "`.override`",
     "LEGACY_TYPE": "`.number_type`", "INFIX": "an operator",
     "CMP": "a comparison", "PREFIX": "`-`", "DOT": "`.`", "FUNCTOR": "`.functor`",
-    "STATEFUL": "`stateful`",
+    "STATEFUL": "`stateful`", "CHOICE_DOMAIN": "`choice-domain`",
     "$END": "end of file",
 }
 _DIRECTIVES = (".decl", ".type", ".input", ".output", ".printsize", ".limitsize",
@@ -269,11 +269,11 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
     if expected_words:
         message += f"; expected {expected_words}"
     hint = None
-    if prev is not None and prev == "choice" and re.match(r"-\s*domain\b",
-                                                         text[token.start_pos:]):
-        return ("`choice-domain` is not supported by this engine",
-                "it keeps one tuple per key of a relation; this engine keeps every tuple",
-                (prev.end_line, prev.end_column - len(prev), prev.end_column + 7))
+    if prev is not None and prev.type == "CHOICE_DOMAIN":
+        return (f"expected a domain after `choice-domain`, found {what}",
+                "a domain is an attribute, `choice-domain x`, or several, "
+                "`choice-domain (x, y)`; separate domains with `,`",
+                (prev.end_line, prev.end_column - len(prev), prev.end_column))
     new_line = prev is not None and not at_end and token.line > prev.end_line
     if "DOT" in expected and (at_end or new_line):
         hint = ("is the `.` at the end of the last clause missing?" if at_end else
@@ -302,6 +302,9 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
         hint = "is a `}` missing?"
     elif str(token) == "<=" and "IF" in expected:
         hint = "subsumption (`a <= b :- ...`) is not supported by this engine"
+    elif kind in ("NAME", "LPAR") and not new_line and \
+            re.search(r"\bchoice-domain\b[^\n]*$", text[:token.start_pos]):
+        hint = "separate the domains with `,`: `choice-domain x, (y, z)`"
     elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
     elif "RANGLE" in expected and kind in ("LANGLE", "CMP") and str(token) == "<":

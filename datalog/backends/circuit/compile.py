@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from datalog.backends.circuit.choice import choose_in_recursion, choose_root
 from datalog.backends.errors import functor_error
 from datalog.dialect.functors import WRAP, FunctorError, Overload, not_nan
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
@@ -182,8 +183,10 @@ class _Compiler:
         for rel in self.plan.relations.values():
             if rel.name not in ruled:
                 stream = self.sources[rel.name]
+                if rel.name in self.plan.choices:
+                    stream = choose_root(stream, self.plan.choices[rel.name], rel.name)
                 # The session keeps inputs a set; facts may repeat an input row.
-                if self.plan.facts.get(rel.name):
+                elif self.plan.facts.get(rel.name):
                     stream = stream.distinct(label=rel.name)
                 self.root.streams[rel.name] = stream
         for stratum in self.plan.strata:
@@ -201,6 +204,9 @@ class _Compiler:
             parts = [self._rule(rule, self.root) for rule in stratum.rules
                      if rule.relation == name]
             union = self.sources[name].plus(*parts) if parts else self.sources[name]
+            if name in self.plan.choices:
+                self.root.streams[name] = choose_root(union, self.plan.choices[name], name)
+                continue
             self.root.streams[name] = union.distinct(label=name)
 
     def _recursive(self, stratum: StratumPlan) -> None:
@@ -223,8 +229,13 @@ class _Compiler:
             for name in stratum.relations:
                 parts = [self._rule(rule, scope) for rule in stratum.rules
                          if rule.relation == name and own & set(rule.reads())]
-                new = child.import_(base[name], label=name).plus(*parts)\
-                    .distinct(label=name)
+                new = child.import_(base[name], label=name).plus(*parts)
+                if name in self.plan.choices:   # one domain (the checks refuse more)
+                    new = choose_in_recursion(feedbacks[name].stream, new,
+                                              self.plan.choices[name][0],
+                                              self.plan.relations[name].arity, name)
+                else:
+                    new = new.distinct(label=name)
                 feedbacks[name].connect(new)
                 if name in self.plan.limits:    # .limitsize: the loop ends at that size
                     child.limit(new, self.plan.limits[name], label=f"limitsize {name}")

@@ -51,6 +51,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from datalog.backends.errors import iteration_limit
+from datalog.backends.spark.choice import least_per_domain, refuse_matchings
 from datalog.backends.spark.errors import is_spark_failure, translate
 from datalog.backends.spark.expressions import F
 from datalog.backends.spark.pipeline import SPARK_TYPES, PipelineCompiler, relation_schema
@@ -117,6 +118,7 @@ class SparkExecutor:
         self.iterations: dict[tuple[str, ...], int] = {}
         self.cached: list = []
         refuse_bound_functors(plan)
+        refuse_matchings(plan)
 
     # ------------------------------------------------------------ entry
 
@@ -130,7 +132,8 @@ class SparkExecutor:
                 computed = {r for s in self.plan.strata for r in s.relations}
                 for name in self.plan.relations:
                     if name not in computed:
-                        self.relations[name] = self.keep(self.base(name, inputs).distinct())
+                        self.relations[name] = self.keep(
+                            self.chosen(name, self.base(name, inputs).distinct()))
                 for stratum in self.plan.strata:
                     if stratum.recursive:
                         self.recursive(stratum, inputs)
@@ -177,7 +180,13 @@ class SparkExecutor:
             for rule in stratum.rules:
                 if rule.relation == name:
                     df = df.unionByName(self.compiler.rule(rule, self.whole))
-            self.relations[name] = self.keep(df.distinct())
+            self.relations[name] = self.keep(self.chosen(name, df.distinct()))
+
+    def chosen(self, name: str, df):
+        """``df``, or for a ``choice-domain`` relation its least row per domain
+        value (one domain: :func:`refuse_matchings` refused more)."""
+        domains = self.plan.choices.get(name)
+        return df if not domains else least_per_domain(df, domains[0], self.types[name])
 
     def keep(self, df):
         """A finished non-recursive relation: cached, computed once by the
@@ -211,7 +220,7 @@ class SparkExecutor:
             for rule in base_rules:
                 if rule.relation == name:
                     df = df.unionByName(self.compiler.rule(rule, self.whole))
-            delta[name] = materialize(df.distinct())
+            delta[name] = materialize(self.chosen(name, df.distinct()))
             accumulated[name] = [delta[name]]
         iteration = 0
         live = {name for name in stratum.relations if delta[name].count()}
@@ -234,8 +243,12 @@ class SparkExecutor:
                     continue
                 columns = [f"c{i}" for i in range(len(self.types[name]))]
                 fresh = union_all(new[name]).distinct()
+                domains = self.plan.choices.get(name)
+                on = [columns[c] for c in domains[0]] if domains else columns
                 for piece in accumulated[name]:   # co-partitioned: no shuffle of `all`
-                    fresh = fresh.join(piece, on=columns, how="left_anti")
+                    fresh = fresh.join(piece, on=on, how="left_anti")
+                if domains:   # the least per open value; the join put `on` first
+                    fresh = self.chosen(name, fresh.select(*columns))
                 delta[name] = materialize(fresh)
             # One job per relation and iteration: computing the count fills the
             # checkpoint of the delta, which the next iteration reads.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from datalog.backends.spark.choice import refuse_matchings
 from datalog.backends.spark.errors import is_spark_failure, translate
 from datalog.backends.spark.executor import (
     SparkExecutor,
@@ -104,6 +105,7 @@ def run_on_spark(plan: ProgramPlan, fact_dir: str = ".", output_dir: str = ".", 
                      "the parameter")])
     check_outputs(plan.outputs, output_dir, "parquet" if output_format == "parquet" else "csv")
     refuse_bound_functors(plan)   # before starting Spark
+    refuse_matchings(plan)
     spark = get_session(master, spark=spark, checkpoint_dir=checkpoint_dir, conf=conf,
                         verbose=verbose)
     executor = SparkExecutor(spark, plan, **(
