@@ -4,17 +4,28 @@ Takes one clause ``head :- body`` (a fact is a clause with an empty body) and
 gives its :class:`Grounding`: the clause's scopes (the clause itself and each
 aggregate in it, nested aggregates included) and, per scope, the variables bound
 there. Computed once per clause (:func:`groundings` for a whole module) and read
-by the range-restriction check (:mod:`datalog.analysis.checks.range`) and the
-type checker (:mod:`datalog.analysis.typecheck`).
+by the range-restriction check (:mod:`datalog.analysis.checks.range`), the type
+checker (:mod:`datalog.analysis.typecheck`) and the lowering, through the
+aggregate scoping of :mod:`datalog.analysis.transforms.aggregates`.
 
 A variable is *bound* by a positive atom in which it is an argument (also inside
 a record or constructor pattern: ``r([x, $Some(y)])`` binds ``x`` and ``y``), or
 by an equality ``p = t`` whose side ``t`` has only bound variables and whose
-side ``p`` is the variable or a pattern holding it (``[x, y] = pair``). Inside an
-aggregate body, the variables that also occur outside the aggregate are the
-outer ones (bound where the enclosing scope binds them); the others are local
-to it. An aggregate in another's target or body belongs to that aggregate's
-scope.
+side ``p`` is the variable or a pattern holding it (``[x, y] = pair``).
+
+Aggregates scope their variables as Soufflé does. A variable of an aggregate is
+*outer* (shared with the enclosing scope) when its name also occurs there,
+outside every aggregate of that scope: an occurrence in a sibling aggregate does
+not count, and the enclosing scope of a nested aggregate is the body of the
+aggregate around it (with what that one shares in turn). Every other variable is
+*local* to the aggregate. A variable of the target that the aggregate's body
+binds is local even when its name occurs outside (``a = max a : r(a, _)``: the
+inner ``a`` shadows the outer one). An outer variable bound outside is
+*injected* (a grouping variable). One that only the body of a ``min`` or ``max``
+at the top of the clause binds is a *witness* (``youngest(p, n) :- n = min x :
+family(p, x).``: ``p`` is whoever has the least age, one row per such ``p``) and
+counts as bound in the clause; a witness of ``count``, ``sum`` or ``mean`` has
+no single value, and stays unbound (an error of the range check).
 
 >>> from datalog.syntax.parser import parse
 >>> rule = parse("r(x, c) :- e(x, y), z = y + 1, c = count : { f(x, w) }.").rules[0]
@@ -24,6 +35,10 @@ scope.
 >>> inner = g.scope(rule.body[0][2].right)  # count's body: x is outer, w its own
 >>> inner.key("x"), inner.key("w") == (inner.ident, "w"), inner.key("w") in g.bound(inner)
 ((0, 'x'), True, True)
+>>> rule = parse("y(p, n, m) :- n = min x : f(p, x), m = max m : f(_, m).").rules[0]
+>>> g = grounded(*next(rule.clauses()))
+>>> sorted(name for _, name in g.bound(g.top)), sorted(map(sorted, g.witnesses.values()))
+(['m', 'n', 'p'], [['p']])
 """
 
 from __future__ import annotations
@@ -40,18 +55,21 @@ from datalog.syntax.terms import (
     has_holes,
     literal_terms,
     pattern_variables,
+    term_variables,
 )
+
+#: The aggregates whose witnesses take a value: the row that reaches the result.
+SELECTING = ("min", "max")
 
 
 class Scope:
     """The variables of a clause, or of an aggregate body inside it. ``outer``
-    names the variables shared with the enclosing scope (they also occur outside
-    the aggregate); the others are local to the aggregate. :meth:`key` names a
-    variable uniquely within the clause."""
+    names the variables shared with the enclosing scope; the others are local to
+    the aggregate. :meth:`key` names a variable uniquely within the clause."""
 
-    def __init__(self, ident: int, outer: set[str] | None = None,
+    def __init__(self, ident: int, outer: Iterable[str] = (),
                  parent: Scope | None = None):
-        self.ident, self.outer, self.parent = ident, outer or set(), parent
+        self.ident, self.outer, self.parent = ident, frozenset(outer), parent
 
     def key(self, name: str) -> tuple[int, str]:
         scope = self
@@ -59,14 +77,19 @@ class Scope:
             scope = scope.parent
         return scope.ident, name
 
-    def enter(self, agg: Aggregate, counts: dict[str, int]) -> Scope:
-        """The scope of ``agg``'s body; ``counts`` counts each variable name's
-        occurrences in the whole clause."""
-        inner: dict[str, int] = {}
-        for v in aggregate_variables(agg):
-            inner[v.name] = inner.get(v.name, 0) + 1
-        outer = {n for n, c in inner.items() if counts.get(n, 0) > c}
-        return Scope(id(agg), outer, self)
+    def enter(self, agg: Aggregate, visible: frozenset[str]) -> Scope:
+        """The scope of ``agg``'s body, where ``visible`` are the names that
+        occur in this scope outside its aggregates (and those it shares)."""
+        names = {v.name for v in aggregate_variables(agg)}
+        shared = names & visible
+        targets = {v.name for v in term_variables(agg.target)} & shared \
+            if agg.target is not None else set()
+        if targets:     # a target variable the body binds is the aggregate's own
+            probe = Scope(id(agg), shared - targets, self)
+            seed = frozenset(probe.key(n) for n in shared - targets)
+            bound = _bound(agg.body, probe, seed)
+            shared -= {n for n in targets if probe.key(n) in bound}
+        return Scope(id(agg), shared, self)
 
 
 class Grounding:
@@ -75,7 +98,9 @@ class Grounding:
     ``counts`` counts each variable name's occurrences in the whole clause;
     ``top`` is the clause's own scope; :meth:`scope` gives an aggregate's scope
     and :meth:`bound` the keys bound in a scope (those of its enclosing scopes
-    included)."""
+    included). ``witnesses`` maps ``id(agg)`` of each aggregate at the top of the
+    clause that has witnesses to their names; :meth:`witness_of` finds the
+    aggregate of a witness."""
 
     def __init__(self, head: Atom, body: tuple[Literal, ...]):
         self.counts: dict[str, int] = {}
@@ -84,7 +109,22 @@ class Grounding:
         self.top = Scope(0)
         self._scopes: dict[int, Scope] = {}
         self._bound: dict[int, frozenset[tuple[int, str]]] = {}
-        self._enter(self.top, body, head.args, frozenset())
+        self._aggregates: dict[int, Aggregate] = {}
+        self.witnesses: dict[int, frozenset[str]] = {}
+        terms = [*head.args, *(t for literal in body for t in literal_terms(literal))]
+        visible = frozenset(v.name for v in direct_variables(terms))
+        bound = _bound(body, self.top, frozenset())
+        for agg in _own_aggregates(terms):
+            inner = self.top.enter(agg, visible)
+            alone = _bound(agg.body, inner, frozenset())
+            found = frozenset(n for n in inner.outer
+                              if (0, n) not in bound and (0, n) in alone)
+            if found:
+                self.witnesses[id(agg)] = found
+                self._aggregates[id(agg)] = agg
+        seed = frozenset((0, n) for i, names in self.witnesses.items()
+                         if self._aggregates[i].kind in SELECTING for n in names)
+        self._enter(self.top, body, head.args, seed, visible)
 
     def scope(self, agg: Aggregate) -> Scope:
         return self._scopes[id(agg)]
@@ -92,17 +132,31 @@ class Grounding:
     def bound(self, scope: Scope) -> frozenset[tuple[int, str]]:
         return self._bound[scope.ident]
 
+    def witness_of(self, name: str) -> Aggregate | None:
+        """The aggregate at the top of the clause of which ``name`` is a witness."""
+        for ident, names in self.witnesses.items():
+            if name in names:
+                return self._aggregates[ident]
+        return None
+
     def _enter(self, scope: Scope, body: tuple[Literal, ...], terms: Iterable,
-               outside: frozenset) -> None:
+               outside: frozenset, visible: frozenset[str]) -> None:
         """Bind ``scope`` (its ``body``, on top of the keys bound ``outside``),
-        then the aggregates in ``terms`` and in ``body``."""
+        then the aggregates in ``terms`` and in ``body``; ``visible`` are the
+        names of the variables of ``scope`` (outside its aggregates) and of the
+        names it shares with the scopes around it."""
         bound = _bound(body, scope, outside)
         self._bound[scope.ident] = bound
         terms = [*terms, *(t for literal in body for t in literal_terms(literal))]
         for agg in _own_aggregates(terms):
-            inner = scope.enter(agg, self.counts)
+            inner = scope.enter(agg, visible)
             self._scopes[id(agg)] = inner
-            self._enter(inner, agg.body, () if agg.target is None else (agg.target,), bound)
+            own = [t for literal in agg.body for t in literal_terms(literal)]
+            if agg.target is not None:
+                own.append(agg.target)
+            inner_visible = inner.outer | {v.name for v in direct_variables(own)}
+            self._enter(inner, agg.body, () if agg.target is None else (agg.target,), bound,
+                        frozenset(inner_visible))
 
 
 def grounded(head: Atom, body: tuple[Literal, ...] = ()) -> Grounding:

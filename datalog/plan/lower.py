@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from datalog.analysis.context import user_functor_signatures
+from datalog.analysis.transforms.aggregates import scope_aggregates
 from datalog.analysis.transforms.constants import substitute_constants
 from datalog.analysis.types import TypeTable
 from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS, Operator
@@ -204,7 +205,7 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
     ``named`` maps the program's type names to column types (for ``as`` and
     constructors of types no relation uses)."""
     label = clause_text(head, tuple(body))
-    head, body = substitute_constants(head, tuple(body))
+    head, body = substitute_constants(*scope_aggregates(head, tuple(body)))
     span = head.span
     pipeline = _PipelinePlanner(types, sources or {}, named=named)
     pipeline.functors = functors or {}

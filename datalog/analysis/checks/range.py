@@ -78,6 +78,14 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> 
             if key not in bound and key not in unbound:
                 unbound.add(key)
                 unbound_names.add(v.name)
+                agg = grounding.witness_of(v.name) if scope is grounding.top else None
+                if agg is not None:     # bound inside a count, sum or mean only
+                    out.append(Diagnostic(
+                        "error", f"variable `{v.name}` {what} is bound only inside a "
+                        f"`{agg.kind}` aggregate, which gives it no single value", v.span,
+                        hint="only `min` and `max` give a variable bound in their body a "
+                        "value outside (a witness); bind it outside the aggregate too"))
+                    continue
                 out.append(Diagnostic("error", f"variable `{v.name}` {what} is not bound in "
                                       "the body", v.span, hint="bind it with a positive atom "
                                       f"or an equality such as `{v.name} = ...`"))
