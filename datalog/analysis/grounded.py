@@ -111,20 +111,7 @@ class Grounding:
         self._bound: dict[int, frozenset[tuple[int, str]]] = {}
         self._aggregates: dict[int, Aggregate] = {}
         self.witnesses: dict[int, frozenset[str]] = {}
-        terms = [*head.args, *(t for literal in body for t in literal_terms(literal))]
-        visible = frozenset(v.name for v in direct_variables(terms))
-        bound = _bound(body, self.top, frozenset())
-        for agg in _own_aggregates(terms):
-            inner = self.top.enter(agg, visible)
-            alone = _bound(agg.body, inner, frozenset())
-            found = frozenset(n for n in inner.outer
-                              if (0, n) not in bound and (0, n) in alone)
-            if found:
-                self.witnesses[id(agg)] = found
-                self._aggregates[id(agg)] = agg
-        seed = frozenset((0, n) for i, names in self.witnesses.items()
-                         if self._aggregates[i].kind in SELECTING for n in names)
-        self._enter(self.top, body, head.args, seed, visible)
+        self._enter(self.top, body, head.args, frozenset())
 
     def scope(self, agg: Aggregate) -> Scope:
         return self._scopes[id(agg)]
@@ -140,23 +127,41 @@ class Grounding:
         return None
 
     def _enter(self, scope: Scope, body: tuple[Literal, ...], terms: Iterable,
-               outside: frozenset, visible: frozenset[str]) -> None:
+               outside: frozenset, shared: frozenset[str] = frozenset()) -> None:
         """Bind ``scope`` (its ``body``, on top of the keys bound ``outside``),
-        then the aggregates in ``terms`` and in ``body``; ``visible`` are the
-        names of the variables of ``scope`` (outside its aggregates) and of the
-        names it shares with the scopes around it."""
-        bound = _bound(body, scope, outside)
-        self._bound[scope.ident] = bound
+        then the aggregates in ``terms`` and in ``body``; ``shared`` are the
+        names ``scope`` shares with the scopes around it.
+
+        An aggregate gives its value (and its witnesses) once the variables it
+        shares with ``scope`` are bound, so ``n = count : { r(x), x < n }``
+        binds nothing: the count needs ``n`` first."""
         terms = [*terms, *(t for literal in body for t in literal_terms(literal))]
-        for agg in _own_aggregates(terms):
-            inner = scope.enter(agg, visible)
-            self._scopes[id(agg)] = inner
-            own = [t for literal in agg.body for t in literal_terms(literal)]
-            if agg.target is not None:
-                own.append(agg.target)
-            inner_visible = inner.outer | {v.name for v in direct_variables(own)}
+        visible = shared | {v.name for v in direct_variables(terms)}
+        own = list(_own_aggregates(terms))
+        for agg in own:
+            self._scopes[id(agg)] = scope.enter(agg, visible)
+        gives: dict[int, frozenset] = {}
+        if scope is self.top:   # witnesses: bound by the aggregate alone
+            anyway = _bound(body, scope, outside)     # every aggregate gives its value
+            for agg in own:
+                inner = self._scopes[id(agg)]
+                alone = _bound(agg.body, inner, frozenset())
+                found = frozenset(n for n in inner.outer
+                                  if (0, n) not in anyway and (0, n) in alone)
+                if found:
+                    self.witnesses[id(agg)] = found
+                    self._aggregates[id(agg)] = agg
+                    if agg.kind in SELECTING:
+                        gives[id(agg)] = frozenset((0, n) for n in found)
+        needs = {id(agg): frozenset(scope.key(n) for n in self._scopes[id(agg)].outer
+                                    - self.witnesses.get(id(agg), frozenset()))
+                 for agg in own}
+        bound = _bound(body, scope, outside, needs, gives)
+        self._bound[scope.ident] = bound
+        for agg in own:
+            inner = self._scopes[id(agg)]
             self._enter(inner, agg.body, () if agg.target is None else (agg.target,), bound,
-                        frozenset(inner_visible))
+                        inner.outer)
 
 
 def grounded(head: Atom, body: tuple[Literal, ...] = ()) -> Grounding:
@@ -181,24 +186,39 @@ def _own_aggregates(terms: Iterable) -> Iterator[Aggregate]:
     return aggregates_in(terms, targets=False)
 
 
-def _bound(body, scope: Scope, bound: frozenset) -> frozenset[tuple[int, str]]:
+def _bound(body, scope: Scope, bound: frozenset, needs: dict | None = None,
+           gives: dict | None = None) -> frozenset[tuple[int, str]]:
     """The variables (scope keys) bound in ``body``, on top of ``bound``: the
     arguments of positive atoms, then, until nothing changes, ``x`` in ``x = t``
-    when every variable of ``t`` is bound."""
+    when every variable of ``t`` is bound. With ``needs`` (``id(agg)`` -> the keys
+    an aggregate of ``body`` needs bound before it has a value; without it,
+    every aggregate has one), ``t`` must also hold only aggregates whose needs
+    are met, and an aggregate whose needs are met binds its ``gives`` (the
+    witnesses of a ``min``/``max``)."""
     bound = set(bound)
     for literal in body:
         if isinstance(literal, Atom):
             for arg in literal.args:
                 for var in pattern_variables(arg):
                     bound.add(scope.key(var.name))
+
+    def ready(term) -> bool:
+        if not all(scope.key(v.name) in bound for v in direct_variables([term])):
+            return False
+        return needs is None or all(needs.get(id(agg), frozenset()) <= bound
+                                    for agg in aggregates_in([term], targets=False))
+
     changed = True
     while changed:
         changed = False
+        for ident, keys in (gives or {}).items():
+            if keys - bound and needs.get(ident, frozenset()) <= bound:
+                bound |= keys
+                changed = True
         for literal in body:
             for side, other in equality_sides(literal):
                 new = {scope.key(v.name) for v in pattern_variables(side)} - bound
-                if new and not has_holes(other) and \
-                        all(scope.key(v.name) in bound for v in direct_variables([other])):
+                if new and not has_holes(other) and ready(other):
                     bound |= new
                     changed = True
     return frozenset(bound)

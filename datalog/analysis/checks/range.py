@@ -53,6 +53,14 @@ def check_range_restriction(program: Module, context: Context) -> list[Diagnosti
     return out
 
 
+def _ignores_aggregate(literal: Comparison) -> bool:
+    """``_ = max x : ...``: an aggregate whose value is ignored (Soufflé's way to
+    ask only for its witnesses)."""
+    sides = (literal.left, literal.right)
+    return literal.op == "=" and any(isinstance(a, Wildcard) for a in sides) and \
+        any(isinstance(a, Aggregate) for a in sides)
+
+
 def _pattern_wildcards(term) -> set[int]:
     """The ``_`` in field positions of a record or constructor pattern."""
     out: set[int] = set()
@@ -104,7 +112,8 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> 
 
     def check_body(body, scope: Scope, bound: set) -> None:
         for literal in body:
-            misplaced_wildcards(literal_terms(literal), not isinstance(literal, Comparison),
+            misplaced_wildcards(literal_terms(literal), not isinstance(literal, Comparison)
+                                or _ignores_aggregate(literal),
                                 patterns=isinstance(literal, Atom) or (
                                     isinstance(literal, Comparison) and literal.op == "="))
             if isinstance(literal, Atom):

@@ -36,7 +36,7 @@ import dataclasses
 import itertools
 
 from datalog.analysis.grounded import SELECTING, Grounding, grounded
-from datalog.syntax.ast import Aggregate, Atom, Comparison, Literal, Variable
+from datalog.syntax.ast import Aggregate, Atom, Comparison, Literal, Variable, Wildcard
 from datalog.syntax.terms import aggregate_variables, aggregates_in, literal_terms
 
 
@@ -72,6 +72,12 @@ class _Renamer:
             return Variable(renames.get(node.name, node.name), node.span)
         if isinstance(node, Aggregate):
             return self.aggregate(node, renames)
+        if isinstance(node, Comparison) and node.op == "=" and \
+                {type(node.left), type(node.right)} == {Wildcard, Aggregate}:
+            # _ = max x : f(p, x): the value is ignored, the witnesses are not
+            node = Comparison("=", *(Variable(self.fresh("_"), t.span)
+                                     if isinstance(t, Wildcard) else t
+                                     for t in (node.left, node.right)), node.span)
         if isinstance(node, tuple):
             return tuple(self.node(item, renames) for item in node)
         if not dataclasses.is_dataclass(node):
