@@ -100,7 +100,8 @@ class Grounding:
     and :meth:`bound` the keys bound in a scope (those of its enclosing scopes
     included). ``witnesses`` maps ``id(agg)`` of each aggregate at the top of the
     clause that has witnesses to their names; :meth:`witness_of` finds the
-    aggregate of a witness."""
+    aggregate of a witness; ``waiting`` holds the aggregates that never have a
+    value (a variable they share is never bound)."""
 
     def __init__(self, head: Atom, body: tuple[Literal, ...]):
         self.counts: dict[str, int] = {}
@@ -111,6 +112,8 @@ class Grounding:
         self._bound: dict[int, frozenset[tuple[int, str]]] = {}
         self._aggregates: dict[int, Aggregate] = {}
         self.witnesses: dict[int, frozenset[str]] = {}
+        #: ``id(agg)`` -> (the aggregate, the shared names it waits for in vain)
+        self.waiting: dict[int, tuple[Aggregate, tuple[str, ...]]] = {}
         self._enter(self.top, body, head.args, frozenset())
 
     def scope(self, agg: Aggregate) -> Scope:
@@ -158,6 +161,10 @@ class Grounding:
                  for agg in own}
         bound = _bound(body, scope, outside, needs, gives)
         self._bound[scope.ident] = bound
+        for agg in own:
+            missing = sorted(name for _, name in needs[id(agg)] - bound)
+            if missing:
+                self.waiting[id(agg)] = (agg, tuple(missing))
         for agg in own:
             inner = self._scopes[id(agg)]
             self._enter(inner, agg.body, () if agg.target is None else (agg.target,), bound,

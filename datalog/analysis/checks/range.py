@@ -39,6 +39,7 @@ from datalog.syntax.terms import (
     aggregates_in,
     clause_variables,
     direct_variables,
+    equality_sides,
     literal_terms,
     subterms,
 )
@@ -51,6 +52,12 @@ def check_range_restriction(program: Module, context: Context) -> list[Diagnosti
         for head, body in rule.clauses():
             out += check_range(head, body, context.grounding(head, body))
     return out
+
+
+def _results(body: tuple[Literal, ...], agg: Aggregate) -> list[str]:
+    """The variables ``body`` equates with ``agg`` (``n = count : ...``)."""
+    return [side.name for literal in body for side, other in equality_sides(literal)
+            if other is agg and isinstance(side, Variable)]
 
 
 def _ignores_aggregate(literal: Comparison) -> bool:
@@ -94,9 +101,18 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> 
                         hint="only `min` and `max` give a variable bound in their body a "
                         "value outside (a witness); bind it outside the aggregate too"))
                     continue
+                hint = f"bind it with a positive atom or an equality such as `{v.name} = ...`"
+                waiting = [(agg, missing) for agg, missing in grounding.waiting.values()
+                           if v.name in _results(body, agg)] or \
+                          [(agg, missing) for agg, missing in grounding.waiting.values()
+                           if v.name in missing]
+                if waiting:     # n = count : { r(x), x < n }
+                    agg, missing = waiting[0]
+                    names = ", ".join(f"`{n}`" for n in missing)
+                    hint = (f"the `{agg.kind}` aggregate at {agg.span.line}:"
+                            f"{agg.span.column} has no value before {names} is bound")
                 out.append(Diagnostic("error", f"variable `{v.name}` {what} is not bound in "
-                                      "the body", v.span, hint="bind it with a positive atom "
-                                      f"or an equality such as `{v.name} = ...`"))
+                                      "the body", v.span, hint=hint))
 
     def misplaced_wildcards(terms, as_arguments: bool, patterns: bool = False) -> None:
         """``_`` stands for an ignored argument of an atom, or an ignored field
