@@ -99,8 +99,9 @@ class Grounding:
     ``top`` is the clause's own scope; :meth:`scope` gives an aggregate's scope
     and :meth:`bound` the keys bound in a scope (those of its enclosing scopes
     included). ``witnesses`` maps ``id(agg)`` of each aggregate at the top of the
-    clause that has witnesses to their names; :meth:`witness_of` finds the
-    aggregate of a witness; ``waiting`` holds the aggregates that never have a
+    clause that has witnesses to their names (``nested_witnesses`` the same for
+    aggregates inside others, which give them no value); :meth:`witness_of` finds
+    the aggregate of a witness; ``waiting`` holds the aggregates that never have a
     value (a variable they share is never bound)."""
 
     def __init__(self, head: Atom, body: tuple[Literal, ...]):
@@ -112,6 +113,8 @@ class Grounding:
         self._bound: dict[int, frozenset[tuple[int, str]]] = {}
         self._aggregates: dict[int, Aggregate] = {}
         self.witnesses: dict[int, frozenset[str]] = {}
+        #: ``id(agg)`` -> (the scope around it, the names it alone binds there)
+        self.nested_witnesses: dict[int, tuple[int, frozenset[str]]] = {}
         #: ``id(agg)`` -> (the aggregate, the shared names it waits for in vain)
         self.waiting: dict[int, tuple[Aggregate, tuple[str, ...]]] = {}
         self._enter(self.top, body, head.args, frozenset())
@@ -122,9 +125,13 @@ class Grounding:
     def bound(self, scope: Scope) -> frozenset[tuple[int, str]]:
         return self._bound[scope.ident]
 
-    def witness_of(self, name: str) -> Aggregate | None:
-        """The aggregate at the top of the clause of which ``name`` is a witness."""
-        for ident, names in self.witnesses.items():
+    def witness_of(self, name: str, scope: Scope) -> Aggregate | None:
+        """The aggregate directly in ``scope`` that alone binds ``name`` there (a
+        witness; only those of the clause's own ``min``/``max`` count as bound)."""
+        found = ((i, names) for i, names in self.witnesses.items()) if scope is self.top \
+            else ((i, names) for i, (ident, names) in self.nested_witnesses.items()
+                  if ident == scope.ident)
+        for ident, names in found:
             if name in names:
                 return self._aggregates[ident]
         return None
@@ -144,18 +151,20 @@ class Grounding:
         for agg in own:
             self._scopes[id(agg)] = scope.enter(agg, visible)
         gives: dict[int, frozenset] = {}
-        if scope is self.top:   # witnesses: bound by the aggregate alone
-            anyway = _bound(body, scope, outside)     # every aggregate gives its value
-            for agg in own:
-                inner = self._scopes[id(agg)]
-                alone = _bound(agg.body, inner, frozenset())
-                found = frozenset(n for n in inner.outer
-                                  if (0, n) not in anyway and (0, n) in alone)
-                if found:
-                    self.witnesses[id(agg)] = found
-                    self._aggregates[id(agg)] = agg
-                    if agg.kind in SELECTING:
-                        gives[id(agg)] = frozenset((0, n) for n in found)
+        anyway = _bound(body, scope, outside)     # every aggregate gives its value
+        for agg in own:         # witnesses: shared names bound by the aggregate alone
+            inner = self._scopes[id(agg)]
+            alone = _bound(agg.body, inner, frozenset())
+            found = frozenset(n for n in inner.outer
+                              if scope.key(n) not in anyway and scope.key(n) in alone)
+            if found:
+                self._aggregates[id(agg)] = agg
+                if scope is not self.top:   # not taken from a nested aggregate
+                    self.nested_witnesses[id(agg)] = (scope.ident, found)
+                    continue
+                self.witnesses[id(agg)] = found
+                if agg.kind in SELECTING:
+                    gives[id(agg)] = frozenset((0, n) for n in found)
         needs = {id(agg): frozenset(scope.key(n) for n in self._scopes[id(agg)].outer
                                     - self.witnesses.get(id(agg), frozenset()))
                  for agg in own}

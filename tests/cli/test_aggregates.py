@@ -53,6 +53,7 @@ RULES = [
     ("o(n) :- n = count : { node(x), x < n }.", False),
     ("o2(a, b) :- a = count : { node(x), x < b }, b = count : { node(y), y < a }.", False),
     ("o(s) :- s = sum y : e(_, _).", False),
+    ("o(c) :- c = count : { _ = min x : f(p, x), p != \"ann\" }.", False),
     ("os(m) :- m = sum s : w(s).", False),
     ("os(s) :- s = \"a\" + \"b\".", False),
 ]

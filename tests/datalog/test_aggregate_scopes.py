@@ -74,7 +74,7 @@ def test_witnesses_of_min_and_max_are_bound_others_are_not():
     assert g.witnesses == {id(aggs[0]): frozenset({"p"})}
     assert (0, "p") in g.bound(g.top)
     g, aggs = _scopes("y(p, n) :- n = sum x : f(p, x).")
-    assert g.witness_of("p") is aggs[0] and (0, "p") not in g.bound(g.top)
+    assert g.witness_of("p", g.top) is aggs[0] and (0, "p") not in g.bound(g.top)
 
 
 def test_an_aggregate_that_needs_its_own_result_binds_nothing():

@@ -93,7 +93,14 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding) -> 
             if key not in bound and key not in unbound:
                 unbound.add(key)
                 unbound_names.add(v.name)
-                agg = grounding.witness_of(v.name) if scope is grounding.top else None
+                agg = grounding.witness_of(v.name, scope)
+                if agg is not None and scope is not grounding.top:
+                    out.append(Diagnostic(
+                        "error", f"variable `{v.name}` {what} is bound only inside a nested "
+                        f"`{agg.kind}` aggregate", v.span,
+                        hint="witnesses are taken only from the aggregates of a rule's own "
+                        "body; bind it in this aggregate's body too"))
+                    continue
                 if agg is not None:     # bound inside a count, sum or mean only
                     out.append(Diagnostic(
                         "error", f"variable `{v.name}` {what} is bound only inside a "
