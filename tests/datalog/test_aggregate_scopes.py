@@ -155,3 +155,37 @@ def test_witnesses_follow_retraction():
     session.retract("f", ("cy", 2))
     assert session.query("youngest") == {("ann", 3)}
     assert session.query("second") == set()
+
+
+# ---------------------------------------------------------------- README
+
+README_DECLS = """
+.decl r(a: number, b: number)
+.decl s(b: number)
+.decl family(name: symbol, age: number)
+.decl works(d: symbol, p: symbol, salary: number)
+.decl dept(d: symbol)
+.decl node(x: number)
+.decl e(x: number, y: number)
+.decl top(a: number)
+.decl n(c: number)
+.decl per(b: number, c: number)
+.decl youngest(p: symbol, n: number)
+.decl best(d: symbol, p: symbol)
+.decl widest(n: number)
+.decl weighted(s: number)
+r(1, 2). r(3, 2). s(2). family("ann", 3). works("ops", "ann", 1). dept("ops").
+node(1). e(1, 2).
+"""
+
+
+def test_the_readme_examples_check_and_run():
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = text[text.index("**Aggregates** scope"):].split("```\n", 2)[1]
+    rules = [line.split("//")[0].strip() for line in block.splitlines() if line.strip()]
+    assert len(rules) >= 6
+    session = datalog.Program(README_DECLS + "\n".join(rules)).session()
+    assert session.query("top") == {(3,)}
+    assert session.query("youngest") == {("ann", 3)}
+    assert session.query("best") == {("ops", "ann")}
+    assert session.query("weighted") == {(1,)}
