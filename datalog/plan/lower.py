@@ -23,7 +23,10 @@ patterns in turn.
 Aggregates and ``range`` calls anywhere in a term are hoisted into steps of their
 own that bind a hidden variable (``$1``, ``$2``, ...). An aggregate's body is
 planned the same way into a correlated sub-pipeline seeded by the variables it
-shares with the clause outside every aggregate (Soufflé's grouping semantics).
+shares with the clause outside every aggregate (Soufflé's grouping semantics);
+:func:`~datalog.analysis.transforms.aggregates.scope_aggregates` first gives the
+variables local to an aggregate names of their own and binds the witnesses of
+``min``/``max``, so that sharing a name is sharing a variable.
 
 >>> from datalog.syntax.ast import Atom, Comparison, Span, Variable
 >>> at = Span("p.dl", 1, 1, 1, 1)
