@@ -239,12 +239,20 @@ class Clause:
         """Record the grouping variables of each aggregate in ``terms`` and
         ``literals``: its variables that are visible where it occurs, i.e. that
         occur outside every aggregate of its level or are visible there in turn.
-        (So ``s`` in ``lo = min s : {..}, hi = max s : {..}`` is local to each.)"""
+        (So ``s`` in ``lo = min s : {..}, hi = max s : {..}`` is local to each.)
+        Witnesses of ``min``/``max`` are not modelled here."""
         terms = terms + [t for lit in literals for t in _literal_terms(lit)]
         visible = visible | {v.name for t in terms for v in _direct_variables(t)}
         for term in terms:
             for agg in _aggregates(term):
-                self.outer[id(agg)] = frozenset(v.name for v in term_variables(agg)) & visible
+                # A target variable that an atom of the body binds is the
+                # aggregate's own (Soufflé's shadowing: `a = max a : r(a, _)`).
+                own = {v.name for v in term_variables(agg.target)} & {
+                    v.name for lit in agg.body if isinstance(lit, Atom)
+                    for arg in lit.args for v in term_variables(arg)} \
+                    if agg.target is not None else set()
+                self.outer[id(agg)] = frozenset(
+                    v.name for v in term_variables(agg)) & visible - own
                 fresh = itertools.count(1)
                 self.agg_bodies[id(agg)] = tuple(_name_wildcards(lit, fresh) for lit in agg.body)
                 self._scope([agg.target] if agg.target is not None else [], agg.body, visible)

@@ -250,3 +250,14 @@ def test_sums_of_floats_and_unsigned():
         t(a, b) :- a = sum x : f(x), b = sum y : u(y).
     """)
     assert out["t"] == {(1.75, 3)}
+
+
+def test_an_aggregate_target_shadows_a_variable_outside():
+    out = run(EDGE + """
+        .decl top(x: number, m: number)
+        top(x, m) :- edge(x, _), m = max x : edge(_, x).
+        .decl self(a: number)
+        self(a) :- a = max a : edge(a, _).
+    """, edge={(1, 5), (2, 3)})
+    assert out["top"] == {(1, 5), (2, 5)}
+    assert out["self"] == {(2,)}

@@ -483,7 +483,9 @@ class _Clause:
             return "float" if agg.kind == "mean" else None
         if agg.kind in ("sum", "mean") and prim not in NUMERIC_TYPES:
             if report:
-                self.error(f"`{agg.kind}` needs numbers, got a `{prim}`", agg.target.span)
+                self.error(f"`{agg.kind}` needs numbers, got a `{prim}`", agg.target.span,
+                           "`min` and `max` order symbols; `count` counts any rows"
+                           if prim == "symbol" else None)
             return None
         return "float" if agg.kind == "mean" else prim
 

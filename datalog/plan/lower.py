@@ -23,7 +23,10 @@ patterns in turn.
 Aggregates and ``range`` calls anywhere in a term are hoisted into steps of their
 own that bind a hidden variable (``$1``, ``$2``, ...). An aggregate's body is
 planned the same way into a correlated sub-pipeline seeded by the variables it
-shares with the clause outside every aggregate (Soufflé's grouping semantics).
+shares with the clause outside every aggregate (Soufflé's grouping semantics);
+:func:`~datalog.analysis.transforms.aggregates.scope_aggregates` first gives the
+variables local to an aggregate names of their own and binds the witnesses of
+``min``/``max``, so that sharing a name is sharing a variable.
 
 >>> from datalog.syntax.ast import Atom, Comparison, Span, Variable
 >>> at = Span("p.dl", 1, 1, 1, 1)
@@ -46,6 +49,7 @@ from collections.abc import Iterable
 
 from datalog.analysis.checks.choice import effective_domains
 from datalog.analysis.context import user_functor_signatures
+from datalog.analysis.transforms.aggregates import scope_aggregates
 from datalog.analysis.transforms.constants import substitute_constants
 from datalog.analysis.types import TypeTable
 from datalog.dialect.functors import BINARY_OPS, FUNCTORS, UNARY_OPS, Operator
@@ -207,7 +211,7 @@ def plan_clause(head: ast.Atom, body: Iterable[ast.Literal],
     ``named`` maps the program's type names to column types (for ``as`` and
     constructors of types no relation uses)."""
     label = clause_text(head, tuple(body))
-    head, body = substitute_constants(head, tuple(body))
+    head, body = substitute_constants(*scope_aggregates(head, tuple(body)))
     span = head.span
     pipeline = _PipelinePlanner(types, sources or {}, named=named)
     pipeline.functors = functors or {}

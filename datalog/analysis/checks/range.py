@@ -39,6 +39,7 @@ from datalog.syntax.terms import (
     aggregates_in,
     clause_variables,
     direct_variables,
+    equality_sides,
     literal_terms,
     subterms,
 )
@@ -54,6 +55,20 @@ def check_range_restriction(program: Module, context: Context) -> list[Diagnosti
                            for v in direct_variables(h.args)}
             out += check_range(head, body, context.grounding(head, body), other_heads)
     return out
+
+
+def _results(body: tuple[Literal, ...], agg: Aggregate) -> list[str]:
+    """The variables ``body`` equates with ``agg`` (``n = count : ...``)."""
+    return [side.name for literal in body for side, other in equality_sides(literal)
+            if other is agg and isinstance(side, Variable)]
+
+
+def _ignores_aggregate(literal: Comparison) -> bool:
+    """``_ = max x : ...``: an aggregate whose value is ignored (Soufflé's way to
+    ask only for its witnesses)."""
+    sides = (literal.left, literal.right)
+    return literal.op == "=" and any(isinstance(a, Wildcard) for a in sides) and \
+        any(isinstance(a, Aggregate) for a in sides)
 
 
 def _pattern_wildcards(term) -> set[int]:
@@ -83,9 +98,33 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding,
             if key not in bound and key not in unbound:
                 unbound.add(key)
                 unbound_names.add(v.name)
+                agg = grounding.witness_of(v.name, scope)
+                if agg is not None and scope is not grounding.top:
+                    out.append(Diagnostic(
+                        "error", f"variable `{v.name}` {what} is bound only inside a nested "
+                        f"`{agg.kind}` aggregate", v.span,
+                        hint="witnesses are taken only from the aggregates of a rule's own "
+                        "body; bind it in this aggregate's body too"))
+                    continue
+                if agg is not None:     # bound inside a count, sum or mean only
+                    out.append(Diagnostic(
+                        "error", f"variable `{v.name}` {what} is bound only inside a "
+                        f"`{agg.kind}` aggregate, which gives it no single value", v.span,
+                        hint="only `min` and `max` give a variable bound in their body a "
+                        "value outside (a witness); bind it outside the aggregate too"))
+                    continue
+                hint = f"bind it with a positive atom or an equality such as `{v.name} = ...`"
+                waiting = [(agg, missing) for agg, missing in grounding.waiting.values()
+                           if v.name in _results(body, agg)] or \
+                          [(agg, missing) for agg, missing in grounding.waiting.values()
+                           if v.name in missing]
+                if waiting:     # n = count : { r(x), x < n }
+                    agg, missing = waiting[0]
+                    names = ", ".join(f"`{n}`" for n in missing)
+                    hint = (f"the `{agg.kind}` aggregate at {agg.span.line}:"
+                            f"{agg.span.column} has no value before {names} is bound")
                 out.append(Diagnostic("error", f"variable `{v.name}` {what} is not bound in "
-                                      "the body", v.span, hint="bind it with a positive atom "
-                                      f"or an equality such as `{v.name} = ...`"))
+                                      "the body", v.span, hint=hint))
 
     def misplaced_wildcards(terms, as_arguments: bool, patterns: bool = False) -> None:
         """``_`` stands for an ignored argument of an atom, or an ignored field
@@ -101,7 +140,8 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding,
 
     def check_body(body, scope: Scope, bound: set) -> None:
         for literal in body:
-            misplaced_wildcards(literal_terms(literal), not isinstance(literal, Comparison),
+            misplaced_wildcards(literal_terms(literal), not isinstance(literal, Comparison)
+                                or _ignores_aggregate(literal),
                                 patterns=isinstance(literal, Atom) or (
                                     isinstance(literal, Comparison) and literal.op == "="))
             if isinstance(literal, Atom):

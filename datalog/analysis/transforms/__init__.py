@@ -7,5 +7,8 @@ Each takes AST nodes (:mod:`datalog.syntax.ast`) and gives new ones; the analyse
   closure rules of every ``eqrel`` relation added (the front end applies it
   after the checks);
 - :mod:`~datalog.analysis.transforms.constants`: a clause -> the clause with
-  ``x = constant`` substituted (the lowering applies it to every clause).
+  ``x = constant`` substituted (the lowering applies it to every clause);
+- :mod:`~datalog.analysis.transforms.aggregates`: a clause -> the clause with
+  the locals of its aggregates renamed and the witnesses of ``min``/``max``
+  bound (the lowering applies it first).
 """
