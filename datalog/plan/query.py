@@ -69,8 +69,20 @@ class Pattern:
         constant of another type, an argument that is not a constant, a
         variable or ``_``)."""
         types = checked.types
-        atom = parse_query(text, path, types, example)
+        inlined = checked.inlined
+        columns = {**types, **{name: tuple(a.type for a in decl.attributes)
+                               for name, decl in inlined.decls.items()}}
+        atom = parse_query(text, path, columns, example)
         sources = {path: text}
+        if atom.relation in inlined:
+            raise CheckError([Diagnostic(
+                "error", f"`{atom.relation}` is an inline relation: it is not stored, so it "
+                "has no rows to list", atom.span,
+                "ask for its rows as a conjunctive query, evaluated on demand: " + (
+                    f"`?- {_bound_atom(atom.relation, len(atom.args))}.`"
+                    if example.startswith("?-") else
+                    f"`session.ask(\"{_bound_atom(atom.relation, len(atom.args))}\")`"))],
+                sources)
         if not (atom.relation in types and len(atom.args) == len(types[atom.relation])
                 and all(isinstance(arg, (ast.Variable, ast.Wildcard)) for arg in atom.args)):
             _check(atom, checked, sources)    # (nothing to check in `path` or `path(x, _)`)
@@ -102,6 +114,11 @@ class Pattern:
         if not self.constants and not self.equal:
             return frozenset(rows)
         return frozenset(row for row in rows if self.matches(row))
+
+
+def _bound_atom(relation: str, arity: int) -> str:
+    """``r(x0, x1, ..)``: an atom of ``relation`` with a variable per column."""
+    return f"{relation}({', '.join(f'x{i}' for i in range(arity))})"
 
 
 def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> None:
