@@ -21,7 +21,9 @@ its place:
 and one warning for a program that says ``magic`` or ``no_magic`` (at the first):
 the engine has no magic-set transformation, so they change nothing.
 
->>> from datalog.analysis.context import Context
+>>> import networkx as nx
+
+from datalog.analysis.context import Context
 >>> from datalog.syntax.parser import parse
 >>> p = parse('''.decl e(x: number)
 ... .decl a(x: number) inline
@@ -36,6 +38,8 @@ the engine has no magic-set transformation, so they change nothing.
 """
 
 from __future__ import annotations
+
+import networkx as nx
 
 from datalog.analysis.context import Context
 from datalog.analysis.transforms.inline import (
@@ -77,8 +81,7 @@ def check_inline(program: ast.Module, context: Context) -> list[Diagnostic]:
                     f"{_IO[directive.kind]}", word_span(sources, directive.span, name),
                     hint=f"it is never stored: remove `inline` from `.decl {name}` "
                          f"(line {decls[name].span.line}) or this directive"))
-    cycle = _cycle(program, names)
-    if cycle:
+    for cycle in _cycles(program, names):
         decl = decls[cycle[0]]
         out.append(Diagnostic("error", "inline relations cannot be recursive: "
                               + " -> ".join(f"`{n}`" for n in cycle),
@@ -115,36 +118,22 @@ def _qualifiers(program: ast.Module, sources: dict[str, str]) -> list[Diagnostic
     return out
 
 
-def _cycle(program: ast.Module, names: set[str]) -> list[str]:
+def _cycles(program: ast.Module, names: set[str]) -> list[list[str]]:
     """A cycle of inline relations through inline relations only (its first
-    relation repeated at the end), or ``[]``."""
-    uses: dict[str, set[str]] = {name: set() for name in names}
+    relation repeated at the end) for each group of them that reach each other."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(sorted(names))
     for head, body in module_clauses(program):
         if head.relation in names:
-            uses[head.relation] |= {a.relation for a in body_atoms(body)} & names
-    state: dict[str, int] = {}      # 1 on the path, 2 done
-    path: list[str] = []
-
-    def visit(name: str) -> list[str]:
-        state[name] = 1
-        path.append(name)
-        for used in sorted(uses[name]):
-            if state.get(used) == 1:
-                return path[path.index(used):] + [used]
-            if used not in state:
-                found = visit(used)
-                if found:
-                    return found
-        state[name] = 2
-        path.pop()
-        return []
-
-    for name in sorted(names):
-        if name not in state:
-            found = visit(name)
-            if found:
-                return found
-    return []
+            graph.add_edges_from((head.relation, a.relation) for a in body_atoms(body)
+                                 if a.relation in names)
+    cycles = []
+    for group in nx.strongly_connected_components(graph):
+        first = min(group)
+        if len(group) > 1 or graph.has_edge(first, first):
+            edges = nx.find_cycle(graph.subgraph(group), source=first)
+            cycles.append([edge[0] for edge in edges] + [first])
+    return sorted(cycles)
 
 
 def _uses(program: ast.Module, names: set[str]) -> list[Diagnostic]:
