@@ -38,6 +38,7 @@ from datalog.analysis.check import check, sort_diagnostics
 from datalog.analysis.stratify import Stratum, stratify
 from datalog.analysis.transforms.eqrel import expand_eqrel
 from datalog.analysis.transforms.inline import Inlined, inline_relations
+from datalog.analysis.transforms.patterns import count_negated_patterns
 from datalog.analysis.types import relation_types
 from datalog.errors import CheckError, Diagnostic, ParseError
 from datalog.syntax.ast import Module
@@ -88,7 +89,7 @@ def check_program(program: Module) -> CheckedProgram:
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:
         raise CheckError(errors, dict(program.sources))
-    expanded, inlined = inline_relations(expand_eqrel(program))
+    expanded, inlined = inline_relations(count_negated_patterns(expand_eqrel(program)))
     return CheckedProgram(expanded, relation_types(expanded), tuple(stratify(expanded)),
                           tuple(d for d in diagnostics if d.severity == "warning"), inlined)
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from datalog.analysis.check import check
 from datalog.analysis.context import Context
 from datalog.analysis.transforms.inline import InlineError
+from datalog.analysis.transforms.patterns import counted
 from datalog.analysis.typecheck import variable_types
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.errors import CheckError, DataError, Diagnostic, ParseError
@@ -117,7 +118,7 @@ class Conjunction:
         relation_types = {**checked.types, HEAD: column_types}
         rules = []
         try:        # inline relations are evaluated on demand: their rules substituted
-            body = tuple(alt for conjunction in body
+            body = tuple(counted(alt) for conjunction in body
                          for alt in inlined.expand(conjunction, names))
         except InlineError as error:
             raise CheckError([Diagnostic("error", str(error), error.span)], sources) from None
