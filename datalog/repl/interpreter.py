@@ -501,6 +501,14 @@ class Repl:
     def _check_facts(self, parsed: ast.Module) -> None:
         """The front end's checks of the facts, against the program's
         declarations."""
+        inlined = self.checked.inlined
+        for fact in parsed.facts:
+            if fact.atom.relation in inlined:
+                raise CheckError([Diagnostic(
+                    "error", f"`{fact.atom.relation}` is an inline relation: it is not "
+                    "stored, so it takes no facts", fact.atom.span,
+                    "its rules are substituted where it is used: change what they read")],
+                    dict(parsed.sources))
         alone = ast.Module(types=self.ast.types, relations=self.ast.relations,
                             facts=parsed.facts,
                             sources=tuple(self.ast.sources) + tuple(parsed.sources))
