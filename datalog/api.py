@@ -1175,6 +1175,12 @@ class Session:
     # ------------------------------------------------------------ validation
 
     def _check_relation(self, name: str) -> None:
+        if name not in self._relations and name in self.program.checked.inlined:
+            raise DataError([Diagnostic(
+                "error", f"`{name}` is an inline relation: it is not stored (its rules are "
+                "substituted where it is used)", None,
+                f"ask for its rows with a query, evaluated on demand: "
+                f"session.ask(\"{name}(..)\")")])
         if name not in self._relations:
             raise DataError([Diagnostic("error", f"no relation `{name}`", None,
                                         did_you_mean(name, self._relations))])

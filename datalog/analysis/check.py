@@ -22,7 +22,9 @@ place; nothing stops at the first error. The passes, in order, each
 - :func:`~datalog.analysis.checks.range.check_range_restriction`: range
   restriction, ``_`` misplaced, singleton variables (a warning);
 - :func:`~datalog.analysis.typecheck.check_clause_types`: type mismatches across
-  declarations, facts and rule bodies.
+  declarations, facts and rule bodies;
+- :func:`~datalog.analysis.checks.inline.check_inline`: what Soufflé refuses of
+  ``inline`` relations; ``magic`` ignored (a warning).
 
 >>> from datalog.syntax.parser import parse
 >>> p = parse('.decl e(x: number, y: number)\\n.decl p(x: number)\\np(x) :- e(y, y).')
@@ -39,6 +41,7 @@ from datalog.analysis.checks.choice import check_choice
 from datalog.analysis.checks.clauses import check_clauses
 from datalog.analysis.checks.declarations import check_declarations
 from datalog.analysis.checks.functors import check_functors
+from datalog.analysis.checks.inline import check_inline
 from datalog.analysis.checks.io_directives import check_io_directives
 from datalog.analysis.checks.limitsize import check_limitsize
 from datalog.analysis.checks.range import check_range_restriction
@@ -60,6 +63,7 @@ CHECKS: tuple[Callable[[Module, Context], list[Diagnostic]], ...] = (
     check_functors,
     check_range_restriction,
     check_clause_types,
+    check_inline,
 )
 
 

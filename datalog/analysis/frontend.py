@@ -7,7 +7,10 @@ together). Warnings are kept on the result, a :class:`CheckedProgram`, which is
 what the compiler, the reference evaluator and the REPL start from.
 
 The program on the result has ``eqrel`` relations expanded into ordinary rules
-(see :mod:`datalog.analysis.transforms.eqrel`), so its strata hold those rules too.
+(see :mod:`datalog.analysis.transforms.eqrel`), so its strata hold those rules too,
+and no ``inline`` relations: they are substituted into the rules that use them
+(:mod:`datalog.analysis.transforms.inline`) and kept aside, on ``inlined``, for
+queries.
 
 >>> checked = load('''.decl e(x: number, y: number)
 ... .decl t(x: number, y: number)
@@ -29,11 +32,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from datalog.analysis.check import check, sort_diagnostics
 from datalog.analysis.stratify import Stratum, stratify
 from datalog.analysis.transforms.eqrel import expand_eqrel
+from datalog.analysis.transforms.inline import Inlined, inline_relations
+from datalog.analysis.transforms.patterns import count_negated_patterns
 from datalog.analysis.types import relation_types
 from datalog.errors import CheckError, Diagnostic, ParseError
 from datalog.syntax.ast import Module
@@ -43,13 +48,15 @@ from datalog.syntax.parser import parse, parse_file
 @dataclass(frozen=True)
 class CheckedProgram:
     """A program that parses, checks and stratifies: ``program`` (with ``eqrel``
-    expanded), ``types`` (relation -> primitive type of each column), ``strata``
-    in dependency order, and the ``warnings`` the checks found."""
+    expanded and ``inline`` relations substituted away), ``types`` (relation ->
+    primitive type of each column), ``strata`` in dependency order, the
+    ``warnings`` the checks found, and the ``inlined`` relations (for queries)."""
 
     program: Module
     types: dict[str, tuple[str, ...]]
     strata: tuple[Stratum, ...]
     warnings: tuple[Diagnostic, ...]
+    inlined: Inlined = field(default_factory=lambda: Inlined({}, {}))
 
 
 def diagnose(program: Module) -> list[Diagnostic]:
@@ -82,9 +89,9 @@ def check_program(program: Module) -> CheckedProgram:
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:
         raise CheckError(errors, dict(program.sources))
-    expanded = expand_eqrel(program)
+    expanded, inlined = inline_relations(count_negated_patterns(expand_eqrel(program)))
     return CheckedProgram(expanded, relation_types(expanded), tuple(stratify(expanded)),
-                          tuple(d for d in diagnostics if d.severity == "warning"))
+                          tuple(d for d in diagnostics if d.severity == "warning"), inlined)
 
 
 def load(text: str, path: str = "<string>", *, macros: Mapping[str, object] | None = None,

@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 from datalog.analysis.check import check
 from datalog.analysis.context import Context
+from datalog.analysis.transforms.inline import InlineError
+from datalog.analysis.transforms.patterns import counted
 from datalog.analysis.typecheck import variable_types
 from datalog.dialect.functors import NUMBER_MAX, NUMBER_MIN, UNSIGNED_MAX
 from datalog.errors import CheckError, DataError, Diagnostic, ParseError
@@ -93,10 +95,14 @@ class Conjunction:
                 if not v.name.startswith("_") and v.name not in names:
                     names.append(v.name)
         program = checked.program
+        inlined = checked.inlined
         declaration = ast.RelationDecl(HEAD, (), (), rule.span)
-        relations = (*program.relations, declaration)
+        relations = (*program.relations, *inlined.decls.values(), declaration)
         headless = dataclasses.replace(rule, heads=(ast.Atom(HEAD, (), rule.span),))
-        probe = ast.Module(types=program.types, relations=relations, rules=(headless,),
+        # inline relations are checked with their clauses (a negated one must allow it)
+        own = tuple(ast.Rule((head,), (body,), head.span)
+                    for clauses in inlined.clauses.values() for head, body in clauses)
+        probe = ast.Module(types=program.types, relations=relations, rules=(headless, *own),
                            sources=tuple(program.sources) + tuple(sources.items()))
         errors = [d for d in check(probe) if d.severity == "error"
                   and d.span is not None and d.span.path == path]
@@ -111,6 +117,11 @@ class Conjunction:
         column_types = tuple(types.get(name) or "number" for name in names)
         relation_types = {**checked.types, HEAD: column_types}
         rules = []
+        try:        # inline relations are evaluated on demand: their rules substituted
+            body = tuple(counted(alt) for conjunction in body
+                         for alt in inlined.expand(conjunction, names))
+        except InlineError as error:
+            raise CheckError([Diagnostic("error", str(error), error.span)], sources) from None
         for conjunction in body:
             spans = {}
             for literal in conjunction:

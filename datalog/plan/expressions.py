@@ -21,6 +21,7 @@ assignments and head projection into one generated function this way.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +33,10 @@ from datalog.plan.ir import Call, Col, Const, Expr, Field, Pack
 #: Comparisons that Python's own operators compute exactly as Soufflé does on
 #: values of one primitive type.
 _INLINE = {"=": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+#: The same comparisons as functions, for :func:`evaluate` (on every type, records
+#: and ADT values included, as the generated code does).
+_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+            ">": operator.gt, ">=": operator.ge}
 
 
 def resolve(call: Call, functors: Mapping[str, Overload] | None = None) -> Overload:
@@ -73,6 +78,8 @@ def evaluate(expr: Expr, row: tuple, functors: Mapping[str, Overload] | None = N
         return values if expr.branch is None else ADTValue((expr.branch, *values))
     if isinstance(expr, Field):
         return evaluate(expr.arg, row, functors)[expr.index]
+    if expr.op in _COMPARE and len(expr.args) == 2:
+        return _COMPARE[expr.op](*(evaluate(a, row, functors) for a in expr.args))
     return resolve(expr, functors)(*(evaluate(a, row, functors) for a in expr.args))
 
 

@@ -31,11 +31,11 @@ hint: did you mean `path`?
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from datalog.analysis.check import check
-from datalog.dialect.records import ADTType, RecordType
+from datalog.dialect.records import ADTType, ADTValue, RecordType
 from datalog.errors import CheckError, Diagnostic
 from datalog.plan.lower import fact_value
 from datalog.syntax import ast
@@ -58,6 +58,10 @@ class Pattern:
     relation: str
     constants: tuple[tuple[int, Any], ...]
     equal: tuple[tuple[int, ...], ...]
+    #: ``(column, template)`` for every column when one is a record or ADT
+    #: pattern with variables or ``_`` inside (``shape($Rect(1, x))``): the row's
+    #: values must match the templates, each variable one value throughout.
+    shapes: tuple[tuple[int, tuple], ...] = field(default=(), repr=False)
 
     @classmethod
     def parse(cls, text: str, checked: CheckedProgram, path: str = "<query>",
@@ -69,8 +73,20 @@ class Pattern:
         constant of another type, an argument that is not a constant, a
         variable or ``_``)."""
         types = checked.types
-        atom = parse_query(text, path, types, example)
+        inlined = checked.inlined
+        columns = {**types, **{name: tuple(a.type for a in decl.attributes)
+                               for name, decl in inlined.decls.items()}}
+        atom = parse_query(text, path, columns, example)
         sources = {path: text}
+        if atom.relation in inlined:
+            raise CheckError([Diagnostic(
+                "error", f"`{atom.relation}` is an inline relation: it is not stored, so it "
+                "has no rows to list", atom.span,
+                "ask for its rows as a conjunctive query, evaluated on demand: " + (
+                    f"`?- {_bound_atom(atom.relation, len(atom.args))}.`"
+                    if example.startswith("?-") else
+                    f"`session.ask(\"{_bound_atom(atom.relation, len(atom.args))}\")`"))],
+                sources)
         if not (atom.relation in types and len(atom.args) == len(types[atom.relation])
                 and all(isinstance(arg, (ast.Variable, ast.Wildcard)) for arg in atom.args)):
             _check(atom, checked, sources)    # (nothing to check in `path` or `path(x, _)`)
@@ -82,32 +98,51 @@ class Pattern:
         """The pattern of a checked query atom whose columns have ``types``."""
         constants: list[tuple[int, Any]] = []
         variables: dict[str, list[int]] = {}
+        shapes = tuple((column, _template(arg, column_type, sources or {}))
+                       for column, (arg, column_type) in enumerate(zip(atom.args, types)))
         for column, (arg, column_type) in enumerate(zip(atom.args, types)):
             if isinstance(arg, ast.Wildcard):
                 continue
             if isinstance(arg, ast.Variable):
                 variables.setdefault(arg.name, []).append(column)
                 continue
+            if _open(arg):
+                continue
             constants.append((column, fact_value(arg, column_type, sources or {})))
         equal = tuple(tuple(cols) for cols in variables.values() if len(cols) > 1)
-        return cls(atom.relation, tuple(constants), equal)
+        if not any(_open(arg) for arg in atom.args):
+            shapes = ()
+        return cls(atom.relation, tuple(constants), equal, shapes)
 
     def matches(self, row: tuple) -> bool:
         if any(row[column] != value for column, value in self.constants):
             return False
-        return all(all(row[c] == row[cols[0]] for c in cols[1:]) for cols in self.equal)
+        if not all(all(row[c] == row[cols[0]] for c in cols[1:]) for cols in self.equal):
+            return False
+        bindings: dict[str, Any] = {}
+        return all(_match(template, row[column], bindings)
+                   for column, template in self.shapes)
 
     def select(self, rows: Iterable[tuple]) -> frozenset:
         """The rows that match."""
-        if not self.constants and not self.equal:
+        if not self.constants and not self.equal and not self.shapes:
             return frozenset(rows)
         return frozenset(row for row in rows if self.matches(row))
+
+
+def _bound_atom(relation: str, arity: int) -> str:
+    """``r(x0, x1, ..)``: an atom of ``relation`` with a variable per column."""
+    return f"{relation}({', '.join(f'x{i}' for i in range(arity))})"
 
 
 def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> None:
     """The front end's checks of a fact, applied to the query's atom with its
     variables and wildcards standing in as constants of their columns' types
     (so they judge the constants alone)."""
+    types = tuple(checked.types.get(atom.relation, ()))
+    types += ("number",) * (len(atom.args) - len(types))
+    atom = ast.Atom(atom.relation, tuple(_ground(arg, t) for arg, t in zip(atom.args, types)),
+                    atom.span)
     for arg in atom.args:
         inner = None if isinstance(arg, (ast.Variable, ast.Wildcard)) else _unknown(arg)
         if inner is not None:
@@ -115,8 +150,6 @@ def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> 
             raise CheckError([Diagnostic(
                 "error", f"{name} is inside an expression; a query's argument is a "
                 "constant, a variable or `_`", inner.span)], sources)
-    types = tuple(checked.types.get(atom.relation, ()))
-    types += ("number",) * (len(atom.args) - len(types))
     ground = tuple(_placeholder(column_type, arg.span)
                    if isinstance(arg, (ast.Variable, ast.Wildcard)) else arg
                    for arg, column_type in zip(atom.args, types))
@@ -131,6 +164,80 @@ def _check(atom: ast.Atom, checked: CheckedProgram, sources: dict[str, str]) -> 
               and d.span is not None and d.span.path in sources]
     if errors:
         raise CheckError(errors, sources)
+
+
+def _open(term: ast.Term) -> bool:
+    """Whether ``term`` is a record or constructor pattern with a variable or
+    ``_`` inside (at any depth)."""
+    if isinstance(term, (ast.Record, ast.Branch)):
+        return any(isinstance(a, (ast.Variable, ast.Wildcard)) or _open(a) for a in term.args)
+    return False
+
+
+def _fields(term: ast.Term, type_: str) -> tuple[str, ...] | None:
+    """The types of the fields of the pattern ``term`` in a column of ``type_``,
+    or None when it is no pattern of that type (the checks say why)."""
+    if isinstance(term, ast.Record) and isinstance(type_, RecordType) \
+            and len(term.args) == len(type_.fields):
+        return tuple(t for _, t in type_.fields)
+    if isinstance(term, ast.Branch) and isinstance(type_, ADTType) \
+            and len(term.args) == len(type_.branches.get(term.name, ())):
+        return tuple(t for _, t in type_.branches[term.name])
+    return None
+
+
+def _ground(term: ast.Term, type_: str) -> ast.Term:
+    """``term`` with the variables and ``_`` inside its record and constructor
+    patterns replaced by constants of their fields' types (for the checks)."""
+    if not _open(term):
+        return term
+    fields = _fields(term, type_)
+    if fields is None:      # no pattern of the column's type: the checks say why
+        fields = ("number",) * len(term.args)
+    args = tuple(_placeholder(t, a.span) if isinstance(a, (ast.Variable, ast.Wildcard))
+                 else _ground(a, t) for a, t in zip(term.args, fields))
+    return ast.Record(args, term.span) if isinstance(term, ast.Record) \
+        else ast.Branch(term.name, args, term.span)
+
+
+def _template(term: ast.Term, type_: str, sources: dict[str, str]) -> tuple:
+    """What :func:`_match` matches a value of ``type_`` against: ``("_",)``,
+    ``("var", name)``, ``("const", value)``, ``("record", parts)``, ``("branch",
+    name, parts)``."""
+    if isinstance(term, ast.Wildcard):
+        return ("_",)
+    if isinstance(term, ast.Variable):
+        return ("var", term.name)
+    fields = _fields(term, type_) if _open(term) else None
+    if fields is None:
+        return ("const", fact_value(term, type_, sources))
+    parts = tuple(_template(a, t, sources) for a, t in zip(term.args, fields))
+    return ("record", parts) if isinstance(term, ast.Record) \
+        else ("branch", term.name, parts)
+
+
+def _match(template: tuple, value: Any, bindings: dict[str, Any]) -> bool:
+    """Whether ``value`` matches ``template``, each variable taking one value
+    (in ``bindings``)."""
+    kind = template[0]
+    if kind == "_":
+        return True
+    if kind == "var":
+        if template[1] in bindings:
+            return bindings[template[1]] == value
+        bindings[template[1]] = value
+        return True
+    if kind == "const":
+        return value == template[1]
+    if kind == "record":
+        parts = template[1]
+        return isinstance(value, tuple) and not isinstance(value, ADTValue) \
+            and len(value) == len(parts) and all(
+                _match(p, v, bindings) for p, v in zip(parts, value))
+    parts = template[2]
+    return isinstance(value, ADTValue) and value[0] == template[1] \
+        and len(value) == len(parts) + 1 and all(
+            _match(p, v, bindings) for p, v in zip(parts, value[1:]))
 
 
 def _placeholder(type_: str, span, depth: int = 0) -> ast.Term:

@@ -285,10 +285,12 @@ class Repl:
     def query(self, statement: Statement) -> None:
         """``?- path(1, x).`` or ``?path(1, x)``: the matching rows, then their
         count; ``?- path(1, x), edge(x, y), y > 3.`` (a conjunction: several
-        literals, or a negation): the answers, one ``x = 2, y = 7`` line each,
-        then their count."""
+        literals, or a negation, or an atom of an inline relation, evaluated on
+        demand): the answers, one ``x = 2, y = 7`` line each, then their count."""
         body = statement.text[2 if statement.text.startswith("?-") else 1:].lstrip()
-        if body.startswith("!") or has_toplevel(body, ",;=<>"):
+        name = body.split("(", 1)[0].strip()
+        if body.startswith("!") or has_toplevel(body, ",;=<>") or (
+                name in self.checked.inlined and "(" in body):
             self._conjunction(statement)
             return
         pattern = _exactly_placed(self._pattern, statement)
@@ -499,6 +501,14 @@ class Repl:
     def _check_facts(self, parsed: ast.Module) -> None:
         """The front end's checks of the facts, against the program's
         declarations."""
+        inlined = self.checked.inlined
+        for fact in parsed.facts:
+            if fact.atom.relation in inlined:
+                raise CheckError([Diagnostic(
+                    "error", f"`{fact.atom.relation}` is an inline relation: it is not "
+                    "stored, so it takes no facts", fact.atom.span,
+                    "its rules are substituted where it is used: change what they read")],
+                    dict(parsed.sources))
         alone = ast.Module(types=self.ast.types, relations=self.ast.relations,
                             facts=parsed.facts,
                             sources=tuple(self.ast.sources) + tuple(parsed.sources))

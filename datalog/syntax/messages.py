@@ -240,6 +240,28 @@ def _words_after(text: str, pos: int) -> list[str] | None:
     return words or None
 
 
+#: The words that may follow a declaration (grammar.lark's QUALIFIER).
+QUALIFIERS = ("brie", "btree", "btree_delete", "eqrel", "inline", "no_inline", "magic",
+              "no_magic", "overridable", "input", "output", "printsize")
+
+
+def _unknown_qualifier(text: str, prev: _Token | None):
+    """A word after a declaration's `)` that is no qualifier (``.decl r(x:
+    number) inlne``): the parser read it as the start of an atom."""
+    if prev is None or prev.type != "NAME":
+        return None
+    column = prev.end_column - len(prev)
+    before = text.split("\n")[prev.end_line - 1][:column - 1]
+    if not re.match(r"\s*\.decl\b.*\)(\s+[A-Za-z_]\w*)*\s+$", before):
+        return None
+    from datalog.errors import did_you_mean
+
+    hint = did_you_mean(str(prev), QUALIFIERS) or \
+        f"a declaration's qualifiers are {', '.join(f'`{q}`' for q in QUALIFIERS)}"
+    return (f"unknown qualifier `{prev}`", hint,
+            (prev.end_line, column, prev.end_column))
+
+
 def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bool = False):
     token = e.token
     expected = _acceptable(e)
@@ -274,6 +296,9 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
                 "a domain is an attribute, `choice-domain x`, or several, "
                 "`choice-domain (x, y)`; separate domains with `,`",
                 (prev.end_line, prev.end_column - len(prev), prev.end_column))
+    unknown = _unknown_qualifier(text, prev) if "LPAR" in expected else None
+    if unknown is not None:
+        return unknown
     new_line = prev is not None and not at_end and token.line > prev.end_line
     if "DOT" in expected and (at_end or new_line):
         hint = ("is the `.` at the end of the last clause missing?" if at_end else

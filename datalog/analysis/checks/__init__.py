@@ -11,5 +11,7 @@ lists them in the order they run (with the type checker of clauses,
 - :mod:`~datalog.analysis.checks.clauses`: relations, arities, functors and
   constants in facts and rules;
 - :mod:`~datalog.analysis.checks.range`: range restriction and singleton
-  variables, from :mod:`~datalog.analysis.grounded`.
+  variables, from :mod:`~datalog.analysis.grounded`;
+- :mod:`~datalog.analysis.checks.inline`: what Soufflé refuses of ``inline``
+  relations, and ``magic``/``no_magic`` (ignored, a warning).
 """

@@ -126,24 +126,36 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding,
                 out.append(Diagnostic("error", f"variable `{v.name}` {what} is not bound in "
                                       "the body", v.span, hint=hint))
 
-    def misplaced_wildcards(terms, as_arguments: bool, patterns: bool = False) -> None:
+    def misplaced_wildcards(terms, as_arguments: bool, patterns: bool = False,
+                            negated: bool = False) -> None:
         """``_`` stands for an ignored argument of an atom, or an ignored field
-        of a pattern (``r([x, _])``, ``p = $Cons(_, t)``), nothing else."""
+        of a pattern (``r([x, _])``, ``p = $Cons(_, t)``), nothing else;
+        ``negated``: the terms are a negated atom's inside an aggregate."""
         for t in terms:
             if isinstance(t, Wildcard) and as_arguments:
                 continue
             ignored = _pattern_wildcards(t) if patterns else set()
             for w in subterms([t], targets=False):
-                if isinstance(w, Wildcard) and id(w) not in ignored:
+                if isinstance(w, Wildcard) and id(w) not in ignored and negated \
+                        and id(w) in _pattern_wildcards(t):
+                    out.append(Diagnostic(
+                        "error", "a negated atom inside an aggregate cannot ignore a field",
+                        w.span, hint="negate a relation of its own, such as `r1(x) :- "
+                        "r([x, _]).`, or name the field"))
+                elif isinstance(w, Wildcard) and id(w) not in ignored:
                     out.append(Diagnostic("error", "`_` can only be an argument of an atom",
                                           w.span, hint="use a named variable"))
 
-    def check_body(body, scope: Scope, bound: set) -> None:
+    def check_body(body, scope: Scope, bound: set, top: bool = True) -> None:
+        """``top``: the rule's body (a negated atom may ignore fields there:
+        :mod:`datalog.analysis.transforms.patterns`), not an aggregate's."""
         for literal in body:
             misplaced_wildcards(literal_terms(literal), not isinstance(literal, Comparison)
                                 or _ignores_aggregate(literal),
                                 patterns=isinstance(literal, Atom) or (
-                                    isinstance(literal, Comparison) and literal.op == "="))
+                                    top and isinstance(literal, Negation)) or (
+                                    isinstance(literal, Comparison) and literal.op == "="),
+                                negated=not top and isinstance(literal, Negation))
             if isinstance(literal, Atom):
                 need([a for a in literal.args if not isinstance(a, Variable)], scope, bound,
                      "in an expression")
@@ -161,7 +173,7 @@ def check_range(head: Atom, body: tuple[Literal, ...], grounding: Grounding,
         if agg.target is not None:
             misplaced_wildcards([agg.target], as_arguments=False)
             need([agg.target], inner, inner_bound, "in the aggregate's target")
-        check_body(agg.body, inner, inner_bound)
+        check_body(agg.body, inner, inner_bound, top=False)
 
     top = grounding.top
     bound = grounding.bound(top)
