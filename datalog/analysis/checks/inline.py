@@ -8,7 +8,8 @@ its place:
   ``.limitsize``): it has no rows to read or write;
 - inline relations that depend on each other in a cycle (an inline relation's
   clauses must not reach it again through inline relations only), and an
-  ``eqrel`` relation declared inline (its closure rules are recursive);
+  ``eqrel`` relation declared inline (its closure rules are recursive), and
+  one with a ``choice-domain`` (a choice is made among stored rows);
 - ``autoinc()`` in an inline relation's clauses or in an inline atom (Soufflé's
   counter ``$``: its numbering would be repeated at every use);
 - an inline relation inside an aggregate's body;
@@ -73,6 +74,12 @@ def check_inline(program: ast.Module, context: Context) -> list[Diagnostic]:
             out.append(Diagnostic("error", f"the `eqrel` relation `{decl.name}` cannot be "
                                   "inline", word_span(sources, decl.span, "inline"),
                                   hint="its closure is recursive: remove `inline`"))
+        if decl.choice:
+            out.append(Diagnostic("error", f"the relation `{decl.name}` with a "
+                                  "`choice-domain` cannot be inline",
+                                  word_span(sources, decl.span, "inline"),
+                                  hint="a choice keeps one of the rows it stores: remove "
+                                  "`inline`"))
     for directive in program.directives:
         for name in directive.relations:
             if name in names and directive.kind in _IO:
