@@ -205,6 +205,7 @@ class ChildCircuit(BaseCircuit):
         self.holders: list[Node] = []
         self.limits: list[Node] = []   # SizeLimit nodes: may end the loop early
         self.imports: list[Node] = []
+        self._planned: tuple | None = None  # what _plan() last read
 
     def __enter__(self) -> ChildCircuit:
         return self
@@ -257,36 +258,79 @@ class ChildCircuit(BaseCircuit):
         return Stream(self.parent, node)
 
     def run_epoch(self) -> None:
-        """Iterate this epoch to a fixed point (module docstring)."""
-        order, stoppers, holders = self.evaluated, self.stoppers, self.holders
-        exports = self.exports
+        """Iterate this epoch to a fixed point (module docstring).
+
+        Iteration 0 evaluates every node. Later ones skip the Imports (empty
+        after iteration 0) and every ``quiet`` node whose inputs are all empty
+        and that holds no work due at the iteration (``woken``: the holders
+        whose ``pending()`` named it), and skip a quiet node's
+        ``clock_stop(1, i)`` when its inputs are empty: a small update or a
+        loop that adds one row per iteration pays for the nodes it touches.
+        An epoch whose Imports are all empty has nothing to do at all.
+        """
+        planned = self._planned
+        if (planned is None or planned[0] is not self.evaluated
+                or planned[1] is not self.stoppers or planned[2] is not self.holders):
+            self._plan()
+        if self.imports and not any(node.reads[0].out for node in self.imports):
+            self.iterations = 0  # no input this epoch: every difference is empty
+            return
+        first, later, stops = self._first, self._later, self._stops
+        loop_holders, quiet_holders = self._loop_holders, self._quiet_holders
+        exports = self._exports
         limit = self.max_iterations
+        budget = self.root.memory_budget
+        check = budget.check if budget is not None else None
+        limits = self.limits
         i = 0
         count = 0
-        limits = self.limits
+        woken = ()
+        node = None
         while True:
             count += 1
-            budget = self.root.memory_budget
             try:
-                for node in order:
-                    node.evaluate(i)
-                    if budget is not None:
-                        budget.check()
+                if i == 0:
+                    for node in first:
+                        node.evaluate(i)
+                        if check is not None:
+                            check()
+                else:
+                    for node, inputs in later:
+                        if inputs is not None and node not in woken:
+                            for source in inputs:
+                                if source.out:
+                                    break
+                            else:
+                                node.out = EMPTY
+                                continue
+                        node.evaluate(i)
+                        if check is not None:
+                            check()
             except EngineError:
                 raise
             except Exception as error:
                 raise OperatorError(node.label or type(node).__name__, error) from error
-            for node in stoppers:
+            for node, inputs in stops:
+                if inputs is not None:
+                    for source in inputs:
+                        if source.out:
+                            break
+                    else:
+                        continue
                 node.clock_stop(1, i)
-            for export in exports:
-                export.accumulate()
+            for export, inner in exports:
+                if inner.out:
+                    export.accumulate()
             if limits:
                 if i == 0 and any(w < 0 for node in self.imports for w in node.out.values()):
                     limits = ()   # an epoch that removes input runs to its fixed point
                 elif any(node.reached() for node in limits):
                     break   # a size limit: the epoch ends here (engine.operators.limit)
+            if i == 0:
+                for node in self.imports:
+                    node.out = EMPTY  # an Import is empty after iteration 0
             nxt = None
-            for node in holders:
+            for node in loop_holders:
                 p = node.pending()
                 if p is not None:
                     if p <= i:  # a Feedback with data: the next iteration
@@ -294,12 +338,43 @@ class ChildCircuit(BaseCircuit):
                         break
                     if nxt is None or p < nxt:
                         nxt = p
+            woken = []  # the quiet holders with work at ``nxt``
+            for node in quiet_holders:
+                p = node.pending()
+                if p is not None:
+                    if p <= i:
+                        p = i + 1
+                    if nxt is None or p < nxt:
+                        nxt = p
+                        woken = [node]
+                    elif p == nxt:
+                        woken.append(node)
             if nxt is None:
                 break
             if limit is not None and nxt >= limit:
                 raise IterationLimitError(self.label or "child", limit, self.epoch)
             i = nxt
         self.iterations = count
+
+    def _plan(self) -> None:
+        """The lists ``run_epoch`` walks, from ``evaluated``, ``stoppers`` and
+        ``holders`` (again when they change: a profiler swaps in proxies)."""
+        self._first = list(self.evaluated)
+        self._later = [(node, _quiet_inputs(node)) for node in self.evaluated
+                       if getattr(node, "kind", None) != "import"]
+        self._stops = [(node, _quiet_inputs(node)) for node in self.stoppers]
+        self._loop_holders = [n for n in self.holders if not getattr(n, "quiet", False)]
+        self._quiet_holders = [n for n in self.holders if getattr(n, "quiet", False)]
+        self._exports = [(export, export.reads[0]) for export in self.exports]
+        self._planned = (self.evaluated, self.stoppers, self.holders)
+
+
+def _quiet_inputs(node) -> tuple | None:
+    """The inputs whose all being empty lets the circuit skip ``node`` (a
+    ``quiet`` node with inputs), else ``None``."""
+    if getattr(node, "quiet", False) and getattr(node, "inputs", None):
+        return tuple(node.inputs)
+    return None
 
 
 class Circuit(BaseCircuit):
@@ -346,6 +421,9 @@ class Circuit(BaseCircuit):
         # skipped: a small update pays for the nodes it touches)
         self.starting: list[Node] = []
         self.stopping: list[Node] = []
+        # ``evaluated`` with the inputs that let ``step`` skip a quiet node
+        self._steps: list = []
+        self._steps_for: list | None = None
 
     def source(self, name: str, arity: int | None = None, label: str = ""):
         """A Source node for the input relation ``name``; returns its Stream."""
@@ -483,8 +561,18 @@ class Circuit(BaseCircuit):
                 node.clock_start(0, e)
             node = None
             budget = self.memory_budget
+            if self._steps_for is not self.evaluated:  # again when a profiler swaps it
+                self._steps = [(node, _quiet_inputs(node)) for node in self.evaluated]
+                self._steps_for = self.evaluated
             with budget.watching() if budget is not None else contextlib.nullcontext():
-                for node in self.evaluated:
+                for node, inputs in self._steps:
+                    if inputs is not None:  # a quiet node with every input empty
+                        for source in inputs:
+                            if source.out:
+                                break
+                        else:
+                            node.out = EMPTY
+                            continue
                     node.evaluate(0)
                     if budget is not None:
                         budget.check()
