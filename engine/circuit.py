@@ -262,11 +262,13 @@ class ChildCircuit(BaseCircuit):
 
         Iteration 0 evaluates every node. Later ones skip the Imports (empty
         after iteration 0) and every ``quiet`` node whose inputs are all empty
-        and that holds no work due at the iteration (``woken``: the holders
-        whose ``pending()`` named it), and skip a quiet node's
+        and that cannot hold work (holders are evaluated: asking them whether
+        work is due costs as much), and skip a quiet node's
         ``clock_stop(1, i)`` when its inputs are empty: a small update or a
         loop that adds one row per iteration pays for the nodes it touches.
-        An epoch whose Imports are all empty has nothing to do at all.
+        The loop moves each Feedback's batch itself (``out`` at ``i`` is what
+        its source gave at ``i - 1``). An epoch whose Imports are all empty
+        has nothing to do at all.
         """
         planned = self._planned
         if (planned is None or planned[0] is not self.evaluated
@@ -276,48 +278,55 @@ class ChildCircuit(BaseCircuit):
             self.iterations = 0  # no input this epoch: every difference is empty
             return
         first, later, stops = self._first, self._later, self._stops
-        loop_holders, quiet_holders = self._loop_holders, self._quiet_holders
-        exports = self._exports
+        feedbacks, holders, exports = self._feedbacks, self._holders, self._exports
         limit = self.max_iterations
         budget = self.root.memory_budget
         check = budget.check if budget is not None else None
         limits = self.limits
         i = 0
         count = 0
-        woken = ()
         node = None
         while True:
             count += 1
             try:
                 if i == 0:
                     for node in first:
-                        node.evaluate(i)
+                        node.evaluate(0)
                         if check is not None:
                             check()
                 else:
-                    for node, inputs in later:
-                        if inputs is not None and node not in woken:
+                    for node, _ in feedbacks:
+                        node.out = node.held
+                    for evaluate, inputs, node in later:
+                        if inputs is not None:
                             for source in inputs:
                                 if source.out:
                                     break
                             else:
                                 node.out = EMPTY
                                 continue
-                        node.evaluate(i)
+                        evaluate(i)
                         if check is not None:
                             check()
             except EngineError:
                 raise
             except Exception as error:
                 raise OperatorError(node.label or type(node).__name__, error) from error
-            for node, inputs in stops:
+            data = False  # whether a Feedback carries something to the next iteration
+            for node, source in feedbacks:
+                if source.out:
+                    node.held = source.out
+                    data = True
+                else:
+                    node.held = EMPTY
+            for clock_stop, inputs in stops:
                 if inputs is not None:
                     for source in inputs:
                         if source.out:
                             break
                     else:
                         continue
-                node.clock_stop(1, i)
+                clock_stop(1, i)
             for export, inner in exports:
                 if inner.out:
                     export.accumulate()
@@ -329,26 +338,16 @@ class ChildCircuit(BaseCircuit):
             if i == 0:
                 for node in self.imports:
                     node.out = EMPTY  # an Import is empty after iteration 0
-            nxt = None
-            for node in loop_holders:
-                p = node.pending()
-                if p is not None:
-                    if p <= i:  # a Feedback with data: the next iteration
-                        nxt = i + 1
-                        break
-                    if nxt is None or p < nxt:
-                        nxt = p
-            woken = []  # the quiet holders with work at ``nxt``
-            for node in quiet_holders:
-                p = node.pending()
-                if p is not None:
-                    if p <= i:
-                        p = i + 1
-                    if nxt is None or p < nxt:
-                        nxt = p
-                        woken = [node]
-                    elif p == nxt:
-                        woken.append(node)
+            nxt = i + 1 if data else None
+            if not data:
+                for node in holders:
+                    p = node.pending()
+                    if p is not None:
+                        if p <= i:  # a Delay with data: the next iteration
+                            nxt = i + 1
+                            break
+                        if nxt is None or p < nxt:
+                            nxt = p
             if nxt is None:
                 break
             if limit is not None and nxt >= limit:
@@ -359,20 +358,23 @@ class ChildCircuit(BaseCircuit):
     def _plan(self) -> None:
         """The lists ``run_epoch`` walks, from ``evaluated``, ``stoppers`` and
         ``holders`` (again when they change: a profiler swaps in proxies)."""
+        feedbacks = [n for n in self.stoppers if type(n) is Feedback]
+        self._feedbacks = [(n, n.reads[0]) for n in feedbacks]
         self._first = list(self.evaluated)
-        self._later = [(node, _quiet_inputs(node)) for node in self.evaluated
-                       if getattr(node, "kind", None) != "import"]
-        self._stops = [(node, _quiet_inputs(node)) for node in self.stoppers]
-        self._loop_holders = [n for n in self.holders if not getattr(n, "quiet", False)]
-        self._quiet_holders = [n for n in self.holders if getattr(n, "quiet", False)]
+        self._later = [(node.evaluate, _quiet_inputs(node), node) for node in self.evaluated
+                       if getattr(node, "kind", None) != "import" and node not in feedbacks]
+        self._stops = [(node.clock_stop, _quiet_inputs(node)) for node in self.stoppers
+                       if node not in feedbacks]
+        self._holders = [n for n in self.holders if n not in feedbacks]
         self._exports = [(export, export.reads[0]) for export in self.exports]
         self._planned = (self.evaluated, self.stoppers, self.holders)
 
 
 def _quiet_inputs(node) -> tuple | None:
     """The inputs whose all being empty lets the circuit skip ``node`` (a
-    ``quiet`` node with inputs), else ``None``."""
-    if getattr(node, "quiet", False) and getattr(node, "inputs", None):
+    ``quiet`` node with inputs that holds no work for later), else ``None``."""
+    if (getattr(node, "quiet", False) and getattr(node, "inputs", None)
+            and not node.may_hold_work):
         return tuple(node.inputs)
     return None
 
