@@ -43,6 +43,7 @@ from engine.errors import (
     OperatorError,
 )
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
+from engine.schedule import Iteration, moved_feedbacks, quiet_inputs
 from engine.zset import EMPTY, ZSet
 
 
@@ -205,7 +206,7 @@ class ChildCircuit(BaseCircuit):
         self.holders: list[Node] = []
         self.limits: list[Node] = []   # SizeLimit nodes: may end the loop early
         self.imports: list[Node] = []
-        self._planned: tuple | None = None  # what _plan() last read
+        self._compiled: tuple | None = None  # (what it was made from, Iteration)
 
     def __enter__(self) -> ChildCircuit:
         return self
@@ -260,90 +261,57 @@ class ChildCircuit(BaseCircuit):
     def run_epoch(self) -> None:
         """Iterate this epoch to a fixed point (module docstring).
 
-        Iteration 0 evaluates every node. Later ones skip the Imports (empty
-        after iteration 0) and every ``quiet`` node whose inputs are all empty
-        and that cannot hold work (holders are evaluated: asking them whether
-        work is due costs as much), and skip a quiet node's
-        ``clock_stop(1, i)`` when its inputs are empty: a small update or a
-        loop that adds one row per iteration pays for the nodes it touches.
-        The loop moves each Feedback's batch itself (``out`` at ``i`` is what
-        its source gave at ``i - 1``). An epoch whose Imports are all empty
-        has nothing to do at all.
+        Iteration 0 evaluates every node; later ones run the generated
+        :class:`~engine.schedule.Iteration`, which skips the Imports (empty
+        after iteration 0) and the ``quiet`` nodes with nothing to do, and
+        moves each Feedback's batch itself. An epoch whose Imports are all
+        empty has nothing to do at all.
         """
-        planned = self._planned
-        if (planned is None or planned[0] is not self.evaluated
-                or planned[1] is not self.stoppers or planned[2] is not self.holders):
-            self._plan()
         if self.imports and not any(node.reads[0].out for node in self.imports):
             self.iterations = 0  # no input this epoch: every difference is empty
             return
-        first, later, stops = self._first, self._later, self._stops
-        feedbacks, holders, exports = self._feedbacks, self._holders, self._exports
-        limit = self.max_iterations
         budget = self.root.memory_budget
         check = budget.check if budget is not None else None
+        iteration = self._iteration(check)
+        feedbacks, moved = iteration.feedbacks, iteration.moved
+        holders = [n for n in self.holders if id(n) not in moved]
+        limit = self.max_iterations
         limits = self.limits
-        i = 0
-        count = 0
         node = None
+        try:
+            for node in self.evaluated:
+                node.evaluate(0)
+                if check is not None:
+                    check()
+        except EngineError:
+            raise
+        except Exception as error:
+            raise OperatorError(node.label or type(node).__name__, error) from error
+        data = False  # whether a Feedback carries something to the next iteration
+        for node, source in feedbacks:
+            node.held = source.out or EMPTY
+            data = data or bool(node.held)
+        for node in self.stoppers:
+            if id(node) not in moved:
+                node.clock_stop(1, 0)
+        for export in self.exports:
+            export.accumulate()
+        if limits and any(w < 0 for node in self.imports for w in node.out.values()):
+            limits = ()   # an epoch that removes input runs to its fixed point
+        for node in self.imports:
+            node.out = EMPTY  # an Import is empty after iteration 0
+        run = iteration.run
+        i = 0
+        count = 1
         while True:
-            count += 1
-            try:
-                if i == 0:
-                    for node in first:
-                        node.evaluate(0)
-                        if check is not None:
-                            check()
-                else:
-                    for node, _ in feedbacks:
-                        node.out = node.held
-                    for evaluate, inputs, node in later:
-                        if inputs is not None:
-                            for source in inputs:
-                                if source.out:
-                                    break
-                            else:
-                                node.out = EMPTY
-                                continue
-                        evaluate(i)
-                        if check is not None:
-                            check()
-            except EngineError:
-                raise
-            except Exception as error:
-                raise OperatorError(node.label or type(node).__name__, error) from error
-            data = False  # whether a Feedback carries something to the next iteration
-            for node, source in feedbacks:
-                if source.out:
-                    node.held = source.out
-                    data = True
-                else:
-                    node.held = EMPTY
-            for clock_stop, inputs in stops:
-                if inputs is not None:
-                    for source in inputs:
-                        if source.out:
-                            break
-                    else:
-                        continue
-                clock_stop(1, i)
-            for export, inner in exports:
-                if inner.out:
-                    export.accumulate()
-            if limits:
-                if i == 0 and any(w < 0 for node in self.imports for w in node.out.values()):
-                    limits = ()   # an epoch that removes input runs to its fixed point
-                elif any(node.reached() for node in limits):
-                    break   # a size limit: the epoch ends here (engine.operators.limit)
-            if i == 0:
-                for node in self.imports:
-                    node.out = EMPTY  # an Import is empty after iteration 0
+            if limits and any(node.reached() for node in limits):
+                break   # a size limit: the epoch ends here (engine.operators.limit)
             nxt = i + 1 if data else None
             if not data:
                 for node in holders:
                     p = node.pending()
                     if p is not None:
-                        if p <= i:  # a Delay with data: the next iteration
+                        if p <= i:  # a Feedback or Delay with data: the next iteration
                             nxt = i + 1
                             break
                         if nxt is None or p < nxt:
@@ -353,30 +321,29 @@ class ChildCircuit(BaseCircuit):
             if limit is not None and nxt >= limit:
                 raise IterationLimitError(self.label or "child", limit, self.epoch)
             i = nxt
+            count += 1
+            try:
+                data = run(i)
+            except EngineError:
+                raise
+            except Exception as error:
+                node = iteration.failed_node(error)
+                if node is None:
+                    raise
+                raise OperatorError(node.label or type(node).__name__, error) from error
         self.iterations = count
 
-    def _plan(self) -> None:
-        """The lists ``run_epoch`` walks, from ``evaluated``, ``stoppers`` and
-        ``holders`` (again when they change: a profiler swaps in proxies)."""
-        feedbacks = [n for n in self.stoppers if type(n) is Feedback]
-        self._feedbacks = [(n, n.reads[0]) for n in feedbacks]
-        self._first = list(self.evaluated)
-        self._later = [(node.evaluate, _quiet_inputs(node), node) for node in self.evaluated
-                       if getattr(node, "kind", None) != "import" and node not in feedbacks]
-        self._stops = [(node.clock_stop, _quiet_inputs(node)) for node in self.stoppers
-                       if node not in feedbacks]
-        self._holders = [n for n in self.holders if n not in feedbacks]
-        self._exports = [(export, export.reads[0]) for export in self.exports]
-        self._planned = (self.evaluated, self.stoppers, self.holders)
-
-
-def _quiet_inputs(node) -> tuple | None:
-    """The inputs whose all being empty lets the circuit skip ``node`` (a
-    ``quiet`` node with inputs that holds no work for later), else ``None``."""
-    if (getattr(node, "quiet", False) and getattr(node, "inputs", None)
-            and not node.may_hold_work):
-        return tuple(node.inputs)
-    return None
+    def _iteration(self, check) -> Iteration:
+        """The generated later iteration for the current lists (again when
+        they change: a profiler swaps in proxies) and memory check."""
+        key = (self.evaluated, self.stoppers, self.exports, check)
+        found = self._compiled
+        if found is None or any(a is not b for a, b in zip(found[0], key)):
+            feedbacks = moved_feedbacks(self.stoppers)
+            iteration = Iteration(self.evaluated, self.stoppers, feedbacks,
+                                  [(e, e.reads[0]) for e in self.exports], self.imports, check)
+            found = self._compiled = (key, iteration)
+        return found[1]
 
 
 class Circuit(BaseCircuit):
@@ -564,7 +531,7 @@ class Circuit(BaseCircuit):
             node = None
             budget = self.memory_budget
             if self._steps_for is not self.evaluated:  # again when a profiler swaps it
-                self._steps = [(node, _quiet_inputs(node)) for node in self.evaluated]
+                self._steps = [(node, quiet_inputs(node)) for node in self.evaluated]
                 self._steps_for = self.evaluated
             with budget.watching() if budget is not None else contextlib.nullcontext():
                 for node, inputs in self._steps:
