@@ -96,12 +96,7 @@ class TraceNode(Node):
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 1:
-            batch = self.inputs[0].out
-            if self.columnar is None:  # the common case, in one call
-                self.appended += len(batch)
-                self.trace.append_rows(batch, time)
-            else:
-                self._append(batch, time)
+            self._append(self.inputs[0].out, time)
             return
         if not self.trace.nested:
             self._append(self.inputs[0].out, 0)
@@ -367,14 +362,13 @@ class NestedJoinNode(JoinNode):
             return
         if out is None:
             out = {}
-        left, right = self.reads[0].trace, self.reads[1].trace
-        if self.compiled_for != (type(left), type(right)):
+        if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
             self.prepare()
         if self.spilled:
             self.join_spilled(out, a, b, i)
-            left, right = self.left_trace, self.right_trace
         fns = self.functions
         bucket = self.bucket
+        left, right = self.left_trace, self.right_trace
         if a:
             cursor = right.epoch_cursor()
             if cursor:
