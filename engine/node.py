@@ -45,8 +45,8 @@ class Node:
     observable = False      # True when evaluating it has an effect of its own (inspect)
     #: True when, at a time where every input is empty and the node holds no
     #: work for it (``pending()``), ``evaluate`` only sets ``out`` to nothing and
-    #: ``clock_stop(1, i)`` does nothing: the circuit then skips both (those of
-    #: a node that may hold work it calls: whether work is due costs as much).
+    #: ``clock_stop(1, i)`` does nothing: the circuit then skips both. (A child
+    #: evaluates a node that may hold work all the same: asking costs as much.)
     quiet = False
 
     def __init__(self, inputs=(), label: str = "", reads=()):
