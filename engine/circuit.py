@@ -43,6 +43,7 @@ from engine.errors import (
     OperatorError,
 )
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
+from engine.schedule import Iteration, moved_feedbacks, quiet_inputs
 from engine.zset import EMPTY, ZSet
 
 
@@ -205,6 +206,7 @@ class ChildCircuit(BaseCircuit):
         self.holders: list[Node] = []
         self.limits: list[Node] = []   # SizeLimit nodes: may end the loop early
         self.imports: list[Node] = []
+        self._compiled: tuple | None = None  # (what it was made from, Iteration)
 
     def __enter__(self) -> ChildCircuit:
         return self
@@ -257,49 +259,91 @@ class ChildCircuit(BaseCircuit):
         return Stream(self.parent, node)
 
     def run_epoch(self) -> None:
-        """Iterate this epoch to a fixed point (module docstring)."""
-        order, stoppers, holders = self.evaluated, self.stoppers, self.holders
-        exports = self.exports
+        """Iterate this epoch to a fixed point (module docstring).
+
+        Iteration 0 evaluates every node; later ones run the generated
+        :class:`~engine.schedule.Iteration`, which skips the Imports (empty
+        after iteration 0) and the ``quiet`` nodes with nothing to do, and
+        moves each Feedback's batch itself. An epoch whose Imports are all
+        empty has nothing to do at all.
+        """
+        if self.imports and not any(node.reads[0].out for node in self.imports):
+            self.iterations = 0  # no input this epoch: every difference is empty
+            return
+        budget = self.root.memory_budget
+        check = budget.check if budget is not None else None
+        iteration = self._iteration(check)
+        feedbacks, moved = iteration.feedbacks, iteration.moved
+        holders = [n for n in self.holders if id(n) not in moved]
         limit = self.max_iterations
-        i = 0
-        count = 0
         limits = self.limits
+        node = None
+        try:
+            for node in self.evaluated:
+                node.evaluate(0)
+                if check is not None:
+                    check()
+        except EngineError:
+            raise
+        except Exception as error:
+            raise OperatorError(node.label or type(node).__name__, error) from error
+        data = False  # whether a Feedback carries something to the next iteration
+        for node, source in feedbacks:
+            node.held = source.out or EMPTY
+            data = data or bool(node.held)
+        for node in self.stoppers:
+            if id(node) not in moved:
+                node.clock_stop(1, 0)
+        for export in self.exports:
+            export.accumulate()
+        if limits and any(w < 0 for node in self.imports for w in node.out.values()):
+            limits = ()   # an epoch that removes input runs to its fixed point
+        for node in self.imports:
+            node.out = EMPTY  # an Import is empty after iteration 0
+        run = iteration.run
+        i = 0
+        count = 1
         while True:
-            count += 1
-            budget = self.root.memory_budget
-            try:
-                for node in order:
-                    node.evaluate(i)
-                    if budget is not None:
-                        budget.check()
-            except EngineError:
-                raise
-            except Exception as error:
-                raise OperatorError(node.label or type(node).__name__, error) from error
-            for node in stoppers:
-                node.clock_stop(1, i)
-            for export in exports:
-                export.accumulate()
-            if limits:
-                if i == 0 and any(w < 0 for node in self.imports for w in node.out.values()):
-                    limits = ()   # an epoch that removes input runs to its fixed point
-                elif any(node.reached() for node in limits):
-                    break   # a size limit: the epoch ends here (engine.operators.limit)
-            nxt = None
-            for node in holders:
-                p = node.pending()
-                if p is not None:
-                    if p <= i:  # a Feedback with data: the next iteration
-                        nxt = i + 1
-                        break
-                    if nxt is None or p < nxt:
-                        nxt = p
+            if limits and any(node.reached() for node in limits):
+                break   # a size limit: the epoch ends here (engine.operators.limit)
+            nxt = i + 1 if data else None
+            if not data:
+                for node in holders:
+                    p = node.pending()
+                    if p is not None:
+                        if p <= i:  # a Feedback or Delay with data: the next iteration
+                            nxt = i + 1
+                            break
+                        if nxt is None or p < nxt:
+                            nxt = p
             if nxt is None:
                 break
             if limit is not None and nxt >= limit:
                 raise IterationLimitError(self.label or "child", limit, self.epoch)
             i = nxt
+            count += 1
+            try:
+                data = run(i)
+            except EngineError:
+                raise
+            except Exception as error:
+                node = iteration.failed_node(error)
+                if node is None:
+                    raise
+                raise OperatorError(node.label or type(node).__name__, error) from error
         self.iterations = count
+
+    def _iteration(self, check) -> Iteration:
+        """The generated later iteration for the current lists (again when
+        they change: a profiler swaps in proxies) and memory check."""
+        key = (self.evaluated, self.stoppers, self.exports, check)
+        found = self._compiled
+        if found is None or any(a is not b for a, b in zip(found[0], key)):
+            feedbacks = moved_feedbacks(self.stoppers)
+            iteration = Iteration(self.evaluated, self.stoppers, feedbacks,
+                                  [(e, e.reads[0]) for e in self.exports], self.imports, check)
+            found = self._compiled = (key, iteration)
+        return found[1]
 
 
 class Circuit(BaseCircuit):
@@ -346,6 +390,9 @@ class Circuit(BaseCircuit):
         # skipped: a small update pays for the nodes it touches)
         self.starting: list[Node] = []
         self.stopping: list[Node] = []
+        # ``evaluated`` with the inputs that let ``step`` skip a quiet node
+        self._steps: list = []
+        self._steps_for: list | None = None
 
     def source(self, name: str, arity: int | None = None, label: str = ""):
         """A Source node for the input relation ``name``; returns its Stream."""
@@ -483,8 +530,18 @@ class Circuit(BaseCircuit):
                 node.clock_start(0, e)
             node = None
             budget = self.memory_budget
+            if self._steps_for is not self.evaluated:  # again when a profiler swaps it
+                self._steps = [(node, quiet_inputs(node)) for node in self.evaluated]
+                self._steps_for = self.evaluated
             with budget.watching() if budget is not None else contextlib.nullcontext():
-                for node in self.evaluated:
+                for node, inputs in self._steps:
+                    if inputs is not None:  # a quiet node with every input empty
+                        for source in inputs:
+                            if source.out:
+                                break
+                        else:
+                            node.out = EMPTY
+                            continue
                     node.evaluate(0)
                     if budget is not None:
                         budget.check()

@@ -22,6 +22,10 @@ child circuit's clock (iterations):
   holds work (future join output, scheduled distinct keys), or ``None``;
 * ``clock_stop(0, e)``: the epoch succeeded (traces fold it into the past);
 * ``rollback()``: the epoch failed; forget everything it added.
+
+A node marked ``quiet`` is skipped at a time when all its inputs are empty and
+it holds no work due then (its ``out`` is set to nothing): most nodes of a
+large circuit have nothing to do in most iterations of a small update.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ class Node:
     iteration_hook = False  # True when clock_stop(1, i) does something
     may_hold_work = False   # True when pending() can return an iteration
     observable = False      # True when evaluating it has an effect of its own (inspect)
+    #: True when, at a time where every input is empty and the node holds no
+    #: work for it (``pending()``), ``evaluate`` only sets ``out`` to nothing and
+    #: ``clock_stop(1, i)`` does nothing: the circuit then skips both. (A child
+    #: evaluates a node that may hold work all the same: asking costs as much.)
+    quiet = False
 
     def __init__(self, inputs=(), label: str = "", reads=()):
         self.inputs = list(inputs)

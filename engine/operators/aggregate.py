@@ -68,6 +68,8 @@ class AggregateNode(Node):
     """Aggregate over the groups of an indexed stream (module docstring). Its input
     is the row stream; the groups are the keys of its TraceNode."""
 
+    quiet = True
+
     def __init__(self, source: Node, trace_node: Node, fn: Callable, label: str = ""):
         super().__init__([source], label, reads=[trace_node])
         self.fn = fn

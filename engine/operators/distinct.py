@@ -34,6 +34,8 @@ from engine.zset import EMPTY
 class DistinctNode(Node):
     """Distinct Incremental (root scope): ``out(e) = [I(e) > 0] - [I(e-1) > 0]``."""
 
+    quiet = True
+
     def __init__(self, source: Node, label: str = ""):
         super().__init__([source], label)
         self.trace = ZSetTrace(nested=False)
@@ -134,6 +136,7 @@ class DistinctTraceNode(Node):
     """Distinct Trace (child scope); formula and scheduling in the module docstring."""
 
     may_hold_work = True
+    quiet = True
 
     def __init__(self, source: Node, label: str = ""):
         super().__init__([source], label)

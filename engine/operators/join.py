@@ -50,6 +50,7 @@ class TraceNode(Node):
     """
 
     iteration_hook = True
+    quiet = True
 
     def __init__(self, source: Node, index, nested: bool, label: str = ""):
         super().__init__([source], label)
@@ -213,6 +214,7 @@ class JoinNode(Node):
     """
 
     indexed = False  # its output is rows; linear stages after it are fused in
+    quiet = True
     spilled = False  # True when a trace it reads may hold entries in Spark
 
     def __init__(self, left: Node, right: Node, left_trace: TraceNode,

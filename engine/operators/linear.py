@@ -107,6 +107,8 @@ class LinearNode(Node):
     ``delta(out) = chain(delta(in))``, at each time.
     """
 
+    quiet = True
+
     def __init__(self, source: Node, stages, index=None, label: str = ""):
         super().__init__([source], label)
         self.own_stages = list(stages)
@@ -146,6 +148,8 @@ class PlusNode(Node):
     ``delta(a + b) = delta(a) + delta(b)``.
     """
 
+    quiet = True
+
     def evaluate(self, i: int) -> None:
         batches = [n.out for n in self.inputs if n.out]
         if not batches:
@@ -164,6 +168,7 @@ class InspectNode(Node):
     every non-empty batch (``time`` is the epoch, or ``(epoch, iteration)``)."""
 
     observable = True  # kept even when nothing reads its output
+    quiet = True
 
     def __init__(self, source: Node, callback: Callable, label: str = ""):
         super().__init__([source], label)

@@ -217,3 +217,23 @@ def test_results_belong_to_the_caller():
     delayed.step({"r": batch})
     batch.clear()
     assert delayed.step({}) == {"late": {(1,): 1}}
+
+
+def test_a_child_whose_imports_are_empty_runs_no_iteration():
+    circuit = Circuit()
+    edge = circuit.source("edge", arity=2)
+    circuit.output("other", circuit.source("other", arity=1))
+    with circuit.child("path") as child:
+        e = child.import_(edge)
+        fb = child.feedback("path", arity=2)
+        new = e.plus(fb.stream.index_by((1,)).join(
+            e.index_by((0,)), lambda k, p, ed: (p[0], ed[1]))).distinct()
+        fb.connect(new)
+        circuit.output("path", child.export(new), keep=True)
+    circuit.step({"edge": [(1, 2), (2, 3)]})
+    assert circuit.children()[0].iterations == 3
+    assert circuit.step({"other": [(7,)]}) == {"other": {(7,): 1}, "path": {}}
+    assert circuit.children()[0].iterations == 0
+    assert circuit.step({"edge": [(3, 4)]})["path"] == {(1, 4): 1, (2, 4): 1, (3, 4): 1}
+    assert circuit.collection("path") == {(1, 2): 1, (2, 3): 1, (1, 3): 1, (1, 4): 1,
+                                          (2, 4): 1, (3, 4): 1}

@@ -160,3 +160,52 @@ def test_zero_weights_in_a_batch_mean_nothing():
     circuit = transitive_closure()
     assert circuit.step({"edge": {(1, 2): 0, (2, 3): 1}})["path"] == {(2, 3): 1}
     assert circuit.step({"edge": {(2, 3): 0}})["path"] == {}
+
+
+def test_user_function_error_at_a_later_iteration_names_the_node_and_restores_state():
+    # The error comes at iteration 2 (path(3, 4) joined with edge(4, 99)): from
+    # the generated loop of the later iterations, not the first one.
+    circuit = Circuit()
+    edge = circuit.source("edge", arity=2)
+
+    def combine(key, p, e):
+        if e[1] == 99:
+            raise ValueError("no 99 please")
+        return (p[0], e[1])
+
+    with circuit.child("path") as child:
+        e = child.import_(edge)
+        fb = child.feedback("path", arity=2)
+        step = fb.stream.index_by((1,)).join(e.index_by((0,)), combine,
+                                             label="path(x, z) :- path(x, y), edge(y, z).")
+        new = e.plus(step).distinct()
+        fb.connect(new)
+        path = child.export(new)
+    circuit.output("path", path, keep=True)
+    circuit.step({"edge": chain(3)})
+    before = snapshot(circuit)
+    with pytest.raises(OperatorError, match="path\\(x, z\\) :- .*ValueError: no 99") as info:
+        circuit.step({"edge": {(5, 6): 1, (6, 7): 1, (7, 8): 1, (8, 99): 1}})
+    assert isinstance(info.value.__cause__, ValueError)
+    assert snapshot(circuit) == before
+    assert circuit.step({"edge": {(3, 4): 1}})["path"] == {(i, 4): 1 for i in range(4)}
+
+
+def test_error_in_a_trace_append_at_a_later_iteration_is_not_renamed():
+    # Only a failing evaluate is an OperatorError of its node; what a
+    # clock_stop raises at iteration 1 goes up as it is (as at iteration 0).
+    circuit = transitive_closure()
+    circuit.finalize()
+    child = circuit.children()[0]
+    trace_node = next(n for n in child.stoppers if n.kind == "operator")
+    original = trace_node.clock_stop
+
+    def clock_stop(scope, time):
+        if scope == 1 and time == 1:
+            raise KeyError("append failed")
+        original(scope, time)
+    trace_node.clock_stop = clock_stop
+    with pytest.raises(OperatorError) as info:  # the root names the child node
+        circuit.step({"edge": chain(4)})
+    assert isinstance(info.value.__cause__, KeyError)
+    assert "path" in str(info.value)
