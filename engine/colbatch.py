@@ -31,20 +31,57 @@ True
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping
 
 import numpy as np
 
 INT64 = np.int64
-#: Batches of at least this many rows take the columnar operators; smaller ones
-#: stay dicts (numpy calls cost microseconds each even on a few rows). Measured
-#: in the README's "Columnar batches" section; tests set it to 0 to force the
-#: columnar path on every batch.
+# Where the columnar path starts to win, per operator: batches smaller than
+# these stay dicts (numpy calls cost microseconds each even on a few rows).
+# Measured with `python -m benchmarks.columnar_crossover` (state 50,000 rows,
+# 2-core AMD EPYC, loaded; µs per call, rows path / columns path):
+#   join on a dict trace:  64 rows 48/69, 256 rows 178/134, 1,024 rows 1,096/389
+#   join on runs:          16 rows 84/76 (the row path reads runs slowly)
+#   distinct:              256 rows 124/203, 1,024 rows 585/419, 4,096 2,742/1,365
+#   plus:                  64 rows 24/40, 256 rows 81/81, 1,024 rows 329/275
+# `columns_from(0)` forces the columnar path on every batch (tests).
+
+#: A join's delta of at least this many rows is joined on columns (its traces
+#: then go into runs); a trace append of a columnar batch this large too.
 THRESHOLD = 256
+#: A join whose traces are runs already takes the columnar path from this size.
+JOIN_ON_RUNS = 16
+#: Distinct Trace moves its trace into packed runs at a batch this large (and
+#: then stays there: its small batches cost ~160 µs each, its large ones less).
+DISTINCT_ROWS = 1024
+#: Plus adds on columns from this many rows (when one input is columnar).
+PLUS_ROWS = 256
 #: Times each columnar operator ran (``join``, ``distinct``, ``plus``) and rows
 #: of columnar join output that went through row stages (``row_stages``): for
 #: tests and profiles, which check that a path was (or was not) taken.
 COUNTS: dict[str, int] = {"join": 0, "distinct": 0, "plus": 0, "row_stages": 0}
+
+
+@contextlib.contextmanager
+def columns_from(rows: int | None):
+    """Every threshold above set to ``rows`` for the block (``None``: the
+    defaults); ``columns_from(0)``: every batch columnar.
+
+    >>> from engine import colbatch
+    >>> with columns_from(0): print(colbatch.THRESHOLD, colbatch.DISTINCT_ROWS)
+    0 0
+    >>> colbatch.THRESHOLD == THRESHOLD
+    True
+    """
+    names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS")
+    saved = {name: globals()[name] for name in names}
+    if rows is not None:
+        globals().update(dict.fromkeys(names, rows))
+    try:
+        yield
+    finally:
+        globals().update(saved)
 
 
 class Interner:

@@ -297,8 +297,12 @@ class JoinNode(Node):
         """``(a, b)`` as int64 column batches (``None`` for an empty side) when
         this time's work goes the columnar way: a projection join, one of the
         deltas of at least ``colbatch.THRESHOLD`` rows, both traces in runs."""
-        if (not self.on_columns or self.spilled
-                or max(len(a), len(b)) < colbatch.THRESHOLD):
+        if not self.on_columns or self.spilled:
+            return None
+        size = max(len(a), len(b))
+        if size < colbatch.THRESHOLD and (
+                size < colbatch.JOIN_ON_RUNS or type(self.left_trace) is Trace
+                or type(self.right_trace) is Trace):
             return None
         out = []
         for batch in (a, b):

@@ -158,7 +158,7 @@ class PlusNode(Node):
         else:
             found = None
             if (any(isinstance(b, ColBatch) for b in batches)
-                    and sum(map(len, batches)) >= colbatch.THRESHOLD):
+                    and sum(map(len, batches)) >= colbatch.PLUS_ROWS):
                 found = columns.plus(batches)  # None: rows that do not fit columns
             self.out = (found if found is not None else sum_zsets(batches)) or EMPTY
 

@@ -8,14 +8,13 @@ against ``integrate -> distinct -> differentiate``).
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine import Circuit
 from engine.aggregates import count, max_of, mean_of, min_of, sum_of
+from engine.colbatch import columns_from
 from engine.operators.aggregate import AggregateNode
 from engine.operators.delay import DelayNode, IntegrateNode
 from engine.operators.distinct import DistinctNode, DistinctTraceNode
@@ -323,19 +322,6 @@ def test_columnar_traces_go_back_to_dicts_for_rows_they_cannot_hold(a, b, column
 # batch columnar (colbatch.THRESHOLD = 0) and with the default choice per batch.
 
 PATHS = pytest.mark.parametrize("threshold", [0, None], ids=["columns", "default"])
-
-
-@contextlib.contextmanager
-def columns_from(rows):
-    """Batches of at least ``rows`` rows go columnar (``None``: the default)."""
-    from engine import colbatch
-
-    default = colbatch.THRESHOLD
-    colbatch.THRESHOLD = default if rows is None else rows
-    try:
-        yield
-    finally:
-        colbatch.THRESHOLD = default
 
 
 PROJECTION = ((0, 1), (1, 0), (1, 1))  # (left[1], right[0], right[1])
