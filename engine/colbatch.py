@@ -36,6 +36,8 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
+from engine.zset import ZSet
+
 INT64 = np.int64
 # Where the columnar path starts to win, per operator: batches smaller than
 # these stay dicts (numpy calls cost microseconds each even on a few rows).
@@ -188,16 +190,28 @@ class ColBatch(Mapping):
         return out
 
     def column_values(self, c: int) -> list:
-        """Column ``c`` as Python values (symbols decoded)."""
+        """Column ``c`` as Python values (symbols decoded). A long column of
+        few distinct numbers shares one Python object per number (as rows made
+        from the same input would), not one per cell."""
+        column = self.columns[c]
         if self.kinds[c] == "s":
-            return SYMBOLS.symbols(self.columns[c])
-        return self.columns[c].tolist()
+            return SYMBOLS.symbols(column)
+        if len(column) < 4096 or self.kinds[c] == "f":
+            return column.tolist()
+        ordered = np.sort(column)
+        starts = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+        if int(starts.sum()) * 4 > len(column):
+            return column.tolist()
+        distinct = ordered[starts]
+        return list(map(distinct.tolist().__getitem__,
+                        distinct.searchsorted(column).tolist()))
 
     def rows(self) -> dict:
-        """The batch as a dict row -> weight (made once, then kept)."""
+        """The batch as a :class:`~engine.zset.ZSet` row -> weight (made once,
+        then kept)."""
         if self._rows is None:
             values = [self.column_values(c) for c in range(len(self.columns))]
-            self._rows = dict(zip(zip(*values), self.weights.tolist()))
+            self._rows = ZSet(zip(zip(*values), self.weights.tolist()))
         return self._rows
 
     @property

@@ -22,11 +22,12 @@ weights add). Rows the columns cannot hold (floats, strings, ints beyond
 ``int64``) raise :class:`Unfit` before anything changes; the owner then goes
 back to a dict trace (:meth:`ColumnarTrace.to_trace`).
 
-Status: opt-in (``Circuit(columnar_threshold=rows)``: a join's or aggregate's
-trace goes columnar once that many rows were appended). With today's operators,
-which take and make Python rows, it measured slower than the dict trace at
-every size tried (the figures are in the README); it is the storage the
-columnar operators of issue 11 are to read.
+Two ways in: the columnar operators (:mod:`engine.operators.columns`) turn the
+traces of a projection join columnar with its first large columnar batch and
+append arrays (:meth:`ColumnarTrace.append_columns`); and, for the row loops,
+``Circuit(columnar_threshold=rows)`` turns a join's or aggregate's trace
+columnar once that many rows were appended (which measured slower than the
+dict trace at every size tried: the figures are in the README).
 
 >>> t = ColumnarTrace(nested=True, index=("cols", (0,)))
 >>> t.append_rows({(1, 10): 1, (2, 20): 1}, iteration=0)

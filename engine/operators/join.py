@@ -107,11 +107,12 @@ class TraceNode(Node):
         if (columnar and self.wants_columns and len(batch) >= colbatch.THRESHOLD
                 and batch.int_only):
             self.columns_ready()
-        if type(self.trace) is Trace:
+        from engine.columnar import ColumnarTrace, Unfit
+
+        if type(self.trace) is not ColumnarTrace:  # dicts (or a spilling trace)
             self.trace.append_rows(batch, iteration)
             self._maybe_columnar()
             return
-        from engine.columnar import Unfit
 
         try:
             if columnar:
