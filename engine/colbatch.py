@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from itertools import chain
 
 import numpy as np
 
@@ -50,8 +51,12 @@ INT64 = np.int64
 # `columns_from(0)` forces the columnar path on every batch (tests).
 
 #: A join's delta of at least this many rows is joined on columns (its traces
-#: then go into runs); a trace append of a columnar batch this large too.
-THRESHOLD = 256
+#: then go into runs); a trace append of a columnar batch this large too. Above
+#: the join's own crossover (256): the loop around a join converts its batches
+#: between rows and columns until Distinct Trace goes columnar too (at
+#: DISTINCT_ROWS), and a 400-node chain (deltas of 1 to 400 rows) measured
+#: 1.7x slower with 256 (`benchmarks/columnar_crossover.py` has the commands).
+THRESHOLD = 1024
 #: A join whose traces are runs already takes the columnar path from this size.
 JOIN_ON_RUNS = 16
 #: Distinct Trace moves its trace into packed runs at a batch this large (and
@@ -168,12 +173,14 @@ class ColBatch(Mapping):
         if not arity:
             return None
         weights = np.fromiter(batch.values(), dtype=INT64, count=n)
-        try:
-            table = np.array(rows)
-        except (OverflowError, ValueError):
-            table = None
-        if table is not None and table.dtype == INT64 and table.shape == (n, arity):
-            # all ints of int64 (bools too, which equal their ints as dict keys)
+        table = None
+        if set(map(type, chain.from_iterable(rows))) <= {int, bool}:
+            try:  # ints of int64 in rows of one arity: 3x faster than np.array(rows)
+                table = np.fromiter(chain.from_iterable(rows), dtype=INT64,
+                                    count=n * arity).reshape(n, arity)
+            except (OverflowError, ValueError):
+                table = None
+        if table is not None:  # (bools equal their ints as dict keys)
             return cls([np.ascontiguousarray(table[:, c]) for c in range(arity)],
                        ("i",) * arity, weights)
         if any(len(row) != arity for row in rows):

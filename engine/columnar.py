@@ -50,7 +50,7 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from engine.colbatch import bounds_of, sort_key
+from engine.colbatch import ColBatch, bounds_of, sort_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
 from engine.trace import Trace, compile_row_functions
@@ -155,16 +155,11 @@ def push_run(spine: list, run: Run | None, key_column: int) -> None:
 def rows_run(batch: Mapping, iteration: int, arity: int, key_column: int) -> Run | None:
     """The rows of a Z-set batch as a run at ``iteration``; :class:`Unfit`
     when a row is not ``arity`` ints of int64."""
-    try:
-        table = np.array(list(batch))
-    except (OverflowError, ValueError, TypeError):
-        raise Unfit() from None
-    if table.dtype != INT64 or table.ndim != 2 or table.shape[1] != arity:
+    columns = ColBatch.from_rows(batch)
+    if columns is None or not columns.int_only or len(columns.columns) != arity:
         raise Unfit()
-    n = len(batch)
-    return make_run([np.ascontiguousarray(table[:, c]) for c in range(arity)],
-                    np.full(n, iteration, dtype=INT64),
-                    np.fromiter(batch.values(), dtype=INT64, count=n), key_column)
+    return make_run(list(columns.columns), np.full(len(batch), iteration, dtype=INT64),
+                    columns.weights, key_column)
 
 
 def gather(spine: list, keys, nested: bool) -> dict:

@@ -276,8 +276,7 @@ class DistinctTraceNode(Node):
     def evaluate(self, i: int) -> None:
         batch = self.inputs[0].out
         if (self.packed is None and not self.no_columns
-                and batch and len(batch) >= (colbatch.THRESHOLD if isinstance(batch, ColBatch)
-                                             else colbatch.DISTINCT_ROWS)):
+                and batch and len(batch) >= colbatch.DISTINCT_ROWS):
             self._to_columns(batch)
         if self.packed is not None:
             if self._evaluate_columns(i, batch):
