@@ -51,19 +51,32 @@ INT64 = np.int64
 # `columns_from(0)` forces the columnar path on every batch (tests).
 
 #: A join's delta of at least this many rows is joined on columns (its traces
-#: then go into runs); a trace append of a columnar batch this large too. Above
-#: the join's own crossover (256): the loop around a join converts its batches
-#: between rows and columns until Distinct Trace goes columnar too (at
-#: DISTINCT_ROWS), and a 400-node chain (deltas of 1 to 400 rows) measured
-#: 1.7x slower with 256 (`benchmarks/columnar_crossover.py` has the commands).
-THRESHOLD = 1024
+#: then go into runs); a trace append of a columnar batch this large too. Far
+#: above the join's own crossover (256), for the whole loop: until Distinct Trace
+#: is columnar too the loop converts batches between rows and columns (a
+#: 400-node chain ran 1.7x slower at 256), and state left in runs makes the
+#: small updates that follow pay numpy's per-call costs (same generation on a
+#: depth-6 tree, 5,334 tuples, at 1,024: batch 8 -> 22 ms, single-fact updates
+#: 1 -> 5-7 ms). At 8,192 the workloads of `python -m benchmarks --quick` stay
+#: on rows (as fast as before) and the large ones go columnar (closure of the
+#: 1,000-node random graph: batch 2.6 -> 1.2 s, same generation on the depth-10
+#: tree 3.4 -> 2.1 s, their single-fact updates unchanged).
+THRESHOLD = 8192
 #: A join whose traces are runs already takes the columnar path from this size.
 JOIN_ON_RUNS = 16
 #: Distinct Trace moves its trace into packed runs at a batch this large (and
-#: then stays there: its small batches cost ~160 µs each, its large ones less).
-DISTINCT_ROWS = 1024
+#: then stays there while it holds SMALL_STATE entries or more: its small
+#: batches cost ~160 µs each there, ~15 µs on dicts). Its own crossover is
+#: 1,024; set with THRESHOLD for the same reasons.
+DISTINCT_ROWS = 8192
 #: Plus adds on columns from this many rows (when one input is columnar).
 PLUS_ROWS = 256
+#: At the end of an epoch, a Distinct Trace or join trace in runs holding fewer
+#: entries than this goes back to dicts, where the small deltas of the next
+#: updates are cheaper (same generation on a depth-6 tree: single-fact updates
+#: 5-7 ms with its state left in runs, 1 ms in dicts); the move costs about a
+#: microsecond per entry, so larger states stay in runs.
+SMALL_STATE = 20_000
 #: Times each columnar operator ran (``join``, ``distinct``, ``plus``) and rows
 #: of columnar join output that went through row stages (``row_stages``): for
 #: tests and profiles, which check that a path was (or was not) taken.
@@ -71,9 +84,10 @@ COUNTS: dict[str, int] = {"join": 0, "distinct": 0, "plus": 0, "row_stages": 0}
 
 
 @contextlib.contextmanager
-def columns_from(rows: int | None):
+def columns_from(rows: int | None, state: int | None = None):
     """Every threshold above set to ``rows`` for the block (``None``: the
-    defaults); ``columns_from(0)``: every batch columnar.
+    defaults), :data:`SMALL_STATE` to ``state`` (by default ``rows`` too);
+    ``columns_from(0)``: every batch columnar, state kept in runs.
 
     >>> from engine import colbatch
     >>> with columns_from(0): print(colbatch.THRESHOLD, colbatch.DISTINCT_ROWS)
@@ -82,9 +96,12 @@ def columns_from(rows: int | None):
     True
     """
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS")
-    saved = {name: globals()[name] for name in names}
+    saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))
+        globals()["SMALL_STATE"] = rows
+    if state is not None:
+        globals()["SMALL_STATE"] = state
     try:
         yield
     finally:

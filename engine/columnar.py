@@ -47,6 +47,7 @@ dict trace at every size tried: the figures are in the README).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from itertools import repeat
 
 import numpy as np
 
@@ -357,10 +358,15 @@ class ColumnarTrace:
         return new
 
     def to_trace(self) -> Trace:
-        """The same entries as a dict :class:`~engine.trace.Trace`."""
-        entries = [(k, v, t[0], t[-1] if self.nested else 0, w)
-                   for part in (self.past_cursor(), self.epoch_cursor())
-                   for k, v, t, w in part.entries()]
+        """The same entries as a dict :class:`~engine.trace.Trace` (read from
+        the runs' arrays in bulk)."""
+        entries: list = []
+        for spine, epoch in ((self.past, self.epoch - 1), (self.cur, self.epoch)):
+            for run in spine:
+                values = list(zip(*(c.tolist() for c in run.columns)))
+                keys = [(k,) for k in run.keys.tolist()]
+                entries += zip(keys, values, repeat(epoch), run.iterations.tolist(),
+                               run.weights.tolist())
         trace = Trace.from_entries(self.nested, self.index, self.epoch, entries)
         for batch in self.staged:
             trace.append_rows(batch)

@@ -168,6 +168,8 @@ class DistinctTraceNode(Node):
             self.trace.commit()
             if self.packed is not None:
                 self.packed.commit()
+                if sum(len(run) for run in self.packed.past) < colbatch.SMALL_STATE:
+                    self._to_rows(for_good=False)  # small updates are cheaper on dicts
             self.fresh = False
 
     def rollback(self) -> None:
@@ -228,8 +230,9 @@ class DistinctTraceNode(Node):
         self.scheduled = {}
         trace.past, trace.cur = {}, {}
 
-    def _to_rows(self) -> None:
-        """Back to the dict trace, for good (a batch that does not pack)."""
+    def _to_rows(self, for_good: bool = True) -> None:
+        """Back to the dict trace; ``for_good``: never columnar again (a batch
+        that does not pack)."""
         packed, unpack = self.packed, self.packing.unpack
         trace = self.trace
         for spine, store in ((packed.past, trace.past), (packed.cur, trace.cur)):
@@ -244,7 +247,7 @@ class DistinctTraceNode(Node):
         self.scheduled = {j: set(zip(*(c.tolist() for c in unpack(np.concatenate(parts)))))
                           for j, parts in packed.scheduled.items()}
         self.packed = None
-        self.no_columns = True
+        self.no_columns = for_good
 
     def _evaluate_columns(self, i: int, batch) -> bool:
         """Distinct Trace on packed rows; ``False`` (nothing done) when the

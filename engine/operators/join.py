@@ -133,6 +133,12 @@ class TraceNode(Node):
             self._append(self.inputs[0].out, 0)
         self.trace.commit()
         self.committed = self.appended
+        if self.columnar is None and self.wants_columns and type(self.trace) is not Trace:
+            from engine.columnar import ColumnarTrace
+
+            if (type(self.trace) is ColumnarTrace
+                    and sum(map(len, self.trace.past)) < colbatch.SMALL_STATE):
+                self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
 
     def rollback(self) -> None:
         self.trace.rollback()

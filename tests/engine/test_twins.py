@@ -321,7 +321,16 @@ def test_columnar_traces_go_back_to_dicts_for_rows_they_cannot_hold(a, b, column
 # The columnar path (engine.operators.columns): the same twins with every
 # batch columnar (colbatch.THRESHOLD = 0) and with the default choice per batch.
 
-PATHS = pytest.mark.parametrize("threshold", [0, None], ids=["columns", "default"])
+PATHS = pytest.mark.parametrize("threshold", [0, None, "epoch"],
+                                ids=["columns", "default", "columns-back-at-commit"])
+
+
+def path(threshold):
+    """Every batch columnar (0), the defaults (None), or every batch columnar
+    with the state back in dicts at each commit ("epoch")."""
+    if threshold == "epoch":
+        return columns_from(0, state=1 << 60)
+    return columns_from(threshold)
 
 
 PROJECTION = ((0, 1), (1, 0), (1, 1))  # (left[1], right[0], right[1])
@@ -351,7 +360,7 @@ def projection_join(nested: bool, stages=()):
 @given(nested_series, nested_series)
 @example({(1, 0): {(0, 0): 1}}, {(0, 2): {(0, 1): 1}})
 def test_nested_projection_join(threshold, a, b):
-    with columns_from(threshold):
+    with path(threshold):
         left, right, join, nodes = projection_join(nested=True)
         place(nodes, nested=True)
         out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
@@ -381,7 +390,7 @@ def naive_columnar_stages(joined: dict) -> dict:
 @settings(max_examples=100, deadline=None)
 @given(nested_series, nested_series)
 def test_nested_projection_join_with_fused_stages(threshold, a, b):
-    with columns_from(threshold):
+    with path(threshold):
         left, right, join, nodes = projection_join(nested=True, stages=columnar_stages())
         place(nodes, nested=True)
         out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
@@ -394,7 +403,7 @@ def test_nested_projection_join_with_fused_stages(threshold, a, b):
 @settings(max_examples=100, deadline=None)
 @given(root_series, root_series)
 def test_root_projection_join(threshold, a, b):
-    with columns_from(threshold):
+    with path(threshold):
         left, right, join, nodes = projection_join(nested=False)
         place(nodes, nested=False)
         out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, 5)
@@ -408,7 +417,7 @@ def test_root_projection_join(threshold, a, b):
 @given(nested_series)
 @example({(0, 1): {(0, 0): 1}, (1, 0): {(0, 0): 1}, (1, 2): {(0, 0): -1}})
 def test_distinct_trace_on_columns(threshold, a):
-    with columns_from(threshold):
+    with path(threshold):
         holder = Holder()
         node = DistinctTraceNode(holder)
         place([node], nested=True)
@@ -422,7 +431,7 @@ def test_distinct_trace_on_columns(threshold, a):
 def test_distinct_trace_goes_back_to_rows_for_rows_it_cannot_pack(a, threshold):
     """A string, a float or a wide int in a batch moves a packed Distinct
     Trace back to dicts, with its whole history and schedule."""
-    with columns_from(threshold):
+    with path(threshold):
         holder = Holder()
         node = DistinctTraceNode(holder)
         place([node], nested=True)
