@@ -22,11 +22,12 @@ weights add). Rows the columns cannot hold (floats, strings, ints beyond
 ``int64``) raise :class:`Unfit` before anything changes; the owner then goes
 back to a dict trace (:meth:`ColumnarTrace.to_trace`).
 
-Status: opt-in (``Circuit(columnar_threshold=rows)``: a join's or aggregate's
-trace goes columnar once that many rows were appended). With today's operators,
-which take and make Python rows, it measured slower than the dict trace at
-every size tried (the figures are in the README); it is the storage the
-columnar operators of issue 11 are to read.
+Two ways in: the columnar operators (:mod:`engine.operators.columns`) turn the
+traces of a projection join columnar with its first large columnar batch and
+append arrays (:meth:`ColumnarTrace.append_columns`); and, for the row loops,
+``Circuit(columnar_threshold=rows)`` turns a join's or aggregate's trace
+columnar once that many rows were appended (which measured slower than the
+dict trace at every size tried: the figures are in the README).
 
 >>> t = ColumnarTrace(nested=True, index=("cols", (0,)))
 >>> t.append_rows({(1, 10): 1, (2, 20): 1}, iteration=0)
@@ -46,9 +47,11 @@ columnar operators of issue 11 are to read.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from itertools import repeat
 
 import numpy as np
 
+from engine.colbatch import ColBatch, bounds_of, sort_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
 from engine.trace import Trace, compile_row_functions
@@ -68,33 +71,51 @@ def fits(index) -> bool:
 
 class Run:
     """Sorted, consolidated entries: ``columns`` (one int64 array per column of
-    the row), ``iterations``, ``weights``; ``keys`` is the key column."""
+    the row), ``iterations``, ``weights``; ``keys`` is the key column;
+    ``bounds``: ``(low, high)`` of the key, the other columns and the
+    iteration (``None`` if not known), so that a merge packs its sort key
+    without scanning the runs."""
 
-    __slots__ = ("columns", "iterations", "keys", "weights")
+    __slots__ = ("bounds", "columns", "iterations", "keys", "weights")
 
-    def __init__(self, columns: list, iterations, weights, key_column: int):
+    def __init__(self, columns: list, iterations, weights, key_column: int, bounds=None):
         self.columns = columns
         self.iterations = iterations
         self.weights = weights
         self.keys = columns[key_column]
+        self.bounds = bounds
 
     def __len__(self) -> int:
         return len(self.weights)
 
 
-def make_run(columns: list, iterations, weights, key_column: int) -> Run | None:
-    """A run of the entries (any order, repeats allowed): sorted by key, row,
-    iteration; equal entries summed; zeros dropped. ``None`` when empty."""
-    order = np.lexsort([iterations, *reversed(columns), columns[key_column]])
+def make_run(columns: list, iterations, weights, key_column: int,
+             bounds: list | None = None) -> Run | None:
+    """A run of the entries (any order, repeats allowed): sorted by key, then
+    the other columns, then iteration; equal entries summed; zeros dropped.
+    ``None`` when empty."""
+    ordered = [columns[key_column], *(c for at, c in enumerate(columns) if at != key_column),
+               iterations]
+    if bounds is None:
+        bounds = bounds_of(ordered)
+    packed = sort_key(ordered, bounds)  # one int64 when the ranges allow: a stable
+    if packed is not None:              # sort of it merges sorted runs in linear time
+        order = np.argsort(packed, kind="stable")
+    else:
+        order = np.lexsort(ordered[::-1])
     columns = [c[order] for c in columns]
     iterations, weights = iterations[order], weights[order]
     n = len(weights)
     if n > 1:
         new = np.empty(n, dtype=bool)
         new[0] = True
-        np.not_equal(iterations[1:], iterations[:-1], out=new[1:])
-        for column in columns:
-            new[1:] |= column[1:] != column[:-1]
+        if packed is not None:
+            packed = packed[order]
+            np.not_equal(packed[1:], packed[:-1], out=new[1:])
+        else:
+            np.not_equal(iterations[1:], iterations[:-1], out=new[1:])
+            for column in columns:
+                new[1:] |= column[1:] != column[:-1]
         if not new.all():
             starts = np.flatnonzero(new)
             weights = np.add.reduceat(weights, starts)
@@ -106,14 +127,18 @@ def make_run(columns: list, iterations, weights, key_column: int) -> Run | None:
         iterations, weights = iterations[keep], weights[keep]
     if not len(weights):
         return None
-    return Run(columns, iterations, weights, key_column)
+    return Run(columns, iterations, weights, key_column, bounds)
 
 
 def merge_runs(runs: list, key_column: int) -> Run | None:
+    bounds = None
+    if all(r.bounds is not None for r in runs):
+        bounds = [(min(b[0] for b in column), max(b[1] for b in column))
+                  for column in zip(*(r.bounds for r in runs))]
     return make_run([np.concatenate([r.columns[c] for r in runs])
                      for c in range(len(runs[0].columns))],
                     np.concatenate([r.iterations for r in runs]),
-                    np.concatenate([r.weights for r in runs]), key_column)
+                    np.concatenate([r.weights for r in runs]), key_column, bounds)
 
 
 def push_run(spine: list, run: Run | None, key_column: int) -> None:
@@ -131,16 +156,11 @@ def push_run(spine: list, run: Run | None, key_column: int) -> None:
 def rows_run(batch: Mapping, iteration: int, arity: int, key_column: int) -> Run | None:
     """The rows of a Z-set batch as a run at ``iteration``; :class:`Unfit`
     when a row is not ``arity`` ints of int64."""
-    try:
-        table = np.array(list(batch))
-    except (OverflowError, ValueError, TypeError):
-        raise Unfit() from None
-    if table.dtype != INT64 or table.ndim != 2 or table.shape[1] != arity:
+    columns = ColBatch.from_rows(batch)
+    if columns is None or not columns.int_only or len(columns.columns) != arity:
         raise Unfit()
-    n = len(batch)
-    return make_run([np.ascontiguousarray(table[:, c]) for c in range(arity)],
-                    np.full(n, iteration, dtype=INT64),
-                    np.fromiter(batch.values(), dtype=INT64, count=n), key_column)
+    return make_run(list(columns.columns), np.full(len(batch), iteration, dtype=INT64),
+                    columns.weights, key_column)
 
 
 def gather(spine: list, keys, nested: bool) -> dict:
@@ -338,10 +358,15 @@ class ColumnarTrace:
         return new
 
     def to_trace(self) -> Trace:
-        """The same entries as a dict :class:`~engine.trace.Trace`."""
-        entries = [(k, v, t[0], t[-1] if self.nested else 0, w)
-                   for part in (self.past_cursor(), self.epoch_cursor())
-                   for k, v, t, w in part.entries()]
+        """The same entries as a dict :class:`~engine.trace.Trace` (read from
+        the runs' arrays in bulk)."""
+        entries: list = []
+        for spine, epoch in ((self.past, self.epoch - 1), (self.cur, self.epoch)):
+            for run in spine:
+                values = list(zip(*(c.tolist() for c in run.columns)))
+                keys = [(k,) for k in run.keys.tolist()]
+                entries += zip(keys, values, repeat(epoch), run.iterations.tolist(),
+                               run.weights.tolist())
         trace = Trace.from_entries(self.nested, self.index, self.epoch, entries)
         for batch in self.staged:
             trace.append_rows(batch)
@@ -389,6 +414,26 @@ class ColumnarTrace:
         run = rows_run(batch, iteration, arity, self.key_column)
         self._check_arity(arity)
         if not self.nested:  # invisible to readers until the commit
+            self.staged.append(batch)
+            self.staged_runs.append(run)
+            return
+        push_run(self.cur, run, self.key_column)
+
+    def append_columns(self, batch, iteration: int = 0) -> None:
+        """Add a :class:`~engine.colbatch.ColBatch` of ``int64`` columns at
+        ``(self.epoch, iteration)``, as a run (no rows made); :class:`Unfit`
+        (nothing changed) when its columns are not all ``int64``."""
+        if not len(batch):
+            return
+        if not batch.int_only:
+            raise Unfit()
+        arity = len(batch.columns)
+        if self.arity is not None and arity != self.arity:
+            raise Unfit()
+        run = make_run(list(batch.columns), np.full(len(batch), iteration, dtype=INT64),
+                       batch.weights, self.key_column)
+        self._check_arity(arity)
+        if not self.nested:
             self.staged.append(batch)
             self.staged_runs.append(run)
             return

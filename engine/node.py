@@ -160,7 +160,9 @@ class Sink(Node):
         self.delta = EMPTY
 
     def evaluate(self, i: int) -> None:
-        self.delta = self.inputs[0].out
+        batch = self.inputs[0].out
+        # a columnar batch (engine.colbatch) leaves the circuit as a dict of rows
+        self.delta = batch.rows() if hasattr(batch, "kinds") else batch
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0 and self.keep and self.delta:
@@ -224,11 +226,14 @@ class Export(Node):
     def __init__(self, child_node: ChildNode, inner: Node, label: str = ""):
         super().__init__([child_node], label, reads=[inner])
         self.acc: dict = {}
+        self.parts: list = []  # columnar batches (engine.colbatch), added at the end
 
     def accumulate(self) -> None:
         inner = self.reads[0]
         batch = inner.out
-        if batch:
+        if batch and hasattr(batch, "kinds"):
+            self.parts.append(batch)
+        elif batch:
             if not self.acc:
                 self.acc = ZSet(batch)
             elif getattr(inner, "fresh", False):  # rows not emitted before this epoch
@@ -237,18 +242,28 @@ class Export(Node):
                 add_into(self.acc, batch)
 
     def evaluate(self, i: int) -> None:
+        if self.parts:
+            from engine.operators.columns import plus
+
+            found = plus(self.parts + [self.acc]) if self.acc else plus(self.parts)
+            if found is None:
+                for part in self.parts:
+                    add_into(self.acc, part)
+            else:
+                self.acc = found
+            self.parts = []
         self.out = self.acc or EMPTY
 
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:
-            self.acc = {}
+            self.acc, self.parts = {}, []
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
-            self.acc = {}
+            self.acc, self.parts = {}, []
 
     def rollback(self) -> None:
-        self.acc = {}
+        self.acc, self.parts = {}, []
 
 
 class ChildNode(Node):

@@ -25,9 +25,14 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
+from engine import colbatch
 from engine.codegen import build_functions
+from engine.colbatch import INT64, ColBatch
 from engine.node import Node
-from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace
+from engine.operators.columns import PackedTrace, Packing, distinct_step, key_run
+from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add, history_items
 from engine.zset import EMPTY
 
 
@@ -148,6 +153,11 @@ class DistinctTraceNode(Node):
         # True when no row of ``out`` was in this epoch's trace before: none was
         # emitted earlier in the epoch, so an Export adds ``out`` without lookups
         self.fresh = False
+        # The trace in packed runs (engine.operators.columns), from the first batch
+        # of colbatch.THRESHOLD rows on; no_columns: its rows cannot be packed.
+        self.packed: PackedTrace | None = None
+        self.packing: Packing | None = None
+        self.no_columns = False
 
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
@@ -159,15 +169,125 @@ class DistinctTraceNode(Node):
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
             self.trace.commit()
+            if self.packed is not None:
+                self.packed.commit()
+                if sum(len(run) for run in self.packed.past) < colbatch.SMALL_STATE:
+                    self._to_rows(for_good=False)  # small updates are cheaper on dicts
             self.fresh = False
 
     def rollback(self) -> None:
         self.scheduled, self.heap = {}, []
         self.fresh = False
         self.trace.rollback()
+        if self.packed is not None:
+            self.packed.rollback()
+
+    # -- the columnar path (engine.operators.columns) -------------------------
+
+    def _packed_batch(self, batch):
+        """``(packed rows, weights)`` of a batch, or ``None`` if it does not pack."""
+        columns = ColBatch.from_rows(batch)
+        if columns is None or not columns.int_only:
+            return None
+        if self.packing is None:
+            self.packing = Packing(len(columns.columns))
+        keys = self.packing.pack(columns.columns)
+        return None if keys is None else (keys, columns.weights)
+
+    def _pack_rows(self, rows: list):
+        table = np.array(rows) if rows else np.zeros((0, self.packing.arity), dtype=INT64)
+        if table.dtype != INT64 or table.shape[1:] != (self.packing.arity,):
+            return None
+        return self.packing.pack([np.ascontiguousarray(table[:, c])
+                                  for c in range(self.packing.arity)])
+
+    def _to_columns(self, batch) -> None:
+        """Move the trace (and the schedule) into packed runs, if they pack."""
+        if self._packed_batch(batch) is None:
+            self.no_columns = True
+            return
+        packed = PackedTrace()
+        trace = self.trace
+        for store, spine in ((trace.past, packed.past), (trace.cur, packed.cur)):
+            rows, iterations, weights = [], [], []
+            for row, history in store.items():
+                for j, w in history_items(history):
+                    rows.append(row)
+                    iterations.append(j)
+                    weights.append(w)
+            keys = self._pack_rows(rows)
+            if keys is None:
+                self.no_columns = True
+                return
+            run = key_run(keys, np.array(iterations, dtype=INT64),
+                          np.array(weights, dtype=INT64)) if rows else None
+            if run is not None:
+                spine.append(run)
+        for j, rows in self.scheduled.items():
+            keys = self._pack_rows(list(rows))
+            if keys is None:
+                self.no_columns = True
+                return
+            packed.scheduled[j] = [keys]
+        self.packed = packed
+        self.scheduled = {}
+        trace.past, trace.cur = {}, {}
+
+    def _to_rows(self, for_good: bool = True) -> None:
+        """Back to the dict trace; ``for_good``: never columnar again (a batch
+        that does not pack)."""
+        packed, unpack = self.packed, self.packing.unpack
+        trace = self.trace
+        for spine, store in ((packed.past, trace.past), (packed.cur, trace.cur)):
+            keys, iterations, weights = packed.entries(spine)
+            rows = zip(*(c.tolist() for c in unpack(keys)))
+            for row, j, w in zip(rows, iterations.tolist(), weights.tolist()):
+                history = history_add(store.get(row), j, w)
+                if history is None:
+                    del store[row]
+                else:
+                    store[row] = history
+        self.scheduled = {j: set(zip(*(c.tolist() for c in unpack(np.concatenate(parts)))))
+                          for j, parts in packed.scheduled.items()}
+        self.packed = None
+        self.no_columns = for_good
+
+    def _evaluate_columns(self, i: int, batch) -> bool:
+        """Distinct Trace on packed rows; ``False`` (nothing done) when the
+        batch does not pack."""
+        if batch:
+            found = self._packed_batch(batch)
+            if found is None:
+                return False
+            keys, weights = found
+        else:
+            keys = weights = np.zeros(0, dtype=INT64)
+        due = None
+        if self.heap and self.heap[0] == i:
+            heapq.heappop(self.heap)
+            parts = self.packed.scheduled.pop(i)
+            due = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if not len(keys) and due is None:
+            self.out = EMPTY
+            return True
+        heap = self.heap
+        colbatch.COUNTS["distinct"] += 1
+        rows, delta = distinct_step(self.packed, keys, weights, i, due,
+                                    lambda j: heapq.heappush(heap, j))
+        self.fresh = False
+        self.out = (ColBatch(self.packing.unpack(rows), ("i",) * self.packing.arity, delta)
+                    if len(delta) else EMPTY)
+        return True
 
     def evaluate(self, i: int) -> None:
         batch = self.inputs[0].out
+        if (self.packed is None and not self.no_columns
+                and batch and len(batch) >= colbatch.DISTINCT_ROWS):
+            self._to_columns(batch)
+        if self.packed is not None:
+            if self._evaluate_columns(i, batch):
+                return
+            self._to_rows()
         rows = batch
         if self.heap and self.heap[0] == i:
             heapq.heappop(self.heap)
@@ -193,3 +313,4 @@ class DistinctTraceNode(Node):
 
     def describe_args(self) -> str:
         return "distinct_trace"
+

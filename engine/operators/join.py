@@ -33,11 +33,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
+from engine import colbatch
 from engine.codegen import build_functions, key_expression
+from engine.colbatch import ColBatch
 from engine.node import Node
-from engine.operators.linear import emit_lines
+from engine.operators import columns as col
+from engine.operators.linear import compile_chain, emit_lines
 from engine.trace import DELTA_SOURCE, Trace, delta_cursor
-from engine.zset import EMPTY
+from engine.zset import EMPTY, add_into
 
 
 class TraceNode(Node):
@@ -59,6 +62,26 @@ class TraceNode(Node):
         self.columnar: int | None = None  # rows past which the trace goes columnar
         self.appended = 0   # rows appended, this epoch's included
         self.committed = 0  # rows appended until the last committed epoch
+        # A join reading this trace works on columns (engine.operators.columns):
+        # the trace goes columnar with the first columnar batch of
+        # colbatch.THRESHOLD rows; no_columns: its rows do not fit int64 columns.
+        self.wants_columns = False
+        self.no_columns = False
+
+    def columns_ready(self) -> bool:
+        """Whether the trace is in runs (turning it columnar now if it can be)."""
+        from engine.columnar import ColumnarTrace, Unfit, fits
+
+        if type(self.trace) is ColumnarTrace:
+            return True
+        if self.no_columns or not fits(self.index) or type(self.trace) is not Trace:
+            return False
+        try:
+            self.trace = ColumnarTrace.from_trace(self.trace)
+        except Unfit:
+            self.no_columns = True
+            return False
+        return True
 
     def use_columnar(self, threshold: int | None) -> None:
         """Keep the trace in sorted numpy runs (``engine.columnar``, imported
@@ -81,18 +104,27 @@ class TraceNode(Node):
 
     def _append(self, batch, iteration: int) -> None:
         self.appended += len(batch)
-        if self.columnar is None:
+        columnar = isinstance(batch, ColBatch)
+        if (columnar and self.wants_columns and len(batch) >= colbatch.THRESHOLD
+                and batch.int_only):
+            self.columns_ready()
+        from engine.columnar import ColumnarTrace, Unfit
+
+        if type(self.trace) is not ColumnarTrace:  # dicts (or a spilling trace)
             self.trace.append_rows(batch, iteration)
+            self._maybe_columnar()
             return
-        from engine.columnar import Unfit
 
         try:
-            self.trace.append_rows(batch, iteration)
+            if columnar:
+                self.trace.append_columns(batch, iteration)
+            else:
+                self.trace.append_rows(batch, iteration)
         except Unfit:  # rows the columns cannot hold: back to dicts, for good
             self.columnar = None
+            self.no_columns = True
             self.trace = self.trace.to_trace()
             self.trace.append_rows(batch, iteration)
-        self._maybe_columnar()
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 1:
@@ -102,6 +134,12 @@ class TraceNode(Node):
             self._append(self.inputs[0].out, 0)
         self.trace.commit()
         self.committed = self.appended
+        if self.columnar is None and self.wants_columns and type(self.trace) is not Trace:
+            from engine.columnar import ColumnarTrace
+
+            if (type(self.trace) is ColumnarTrace
+                    and sum(map(len, self.trace.past)) < colbatch.SMALL_STATE):
+                self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
 
     def rollback(self) -> None:
         self.trace.rollback()
@@ -224,6 +262,9 @@ class JoinNode(Node):
         self.stages: list = []
         self.functions: dict = {}
         self.compiled_for: tuple = ()
+        self.on_columns = False
+        self.column_stages: tuple = ()
+        self.row_fallbacks = 0  # rows of columnar output run through row stages
 
     @property
     def left_trace(self) -> Trace:
@@ -240,12 +281,89 @@ class JoinNode(Node):
     def prepare(self) -> None:
         """Compile the loops for the kinds of the traces read (again when a
         trace changes kind, e.g. goes columnar)."""
+        from engine.columnar import fits
+
         nested = self.circuit is not None and self.circuit.nested
         left, right = self.left_trace, self.right_trace
         self.compiled_for = (type(left), type(right))
         self.functions = compile_join(
             self.combine, self.stages, self.reads[0].index, self.reads[1].index,
             read_sources(right, nested), read_sources(left, nested))
+        # the columnar path: a projection, keys of one column, traces in memory
+        self.on_columns = (not callable(self.combine) and not self.spilled
+                           and fits(self.reads[0].index) and fits(self.reads[1].index))
+        if self.on_columns and not self.column_stages:
+            for trace in self.reads:
+                trace.wants_columns = True
+            vector = 0
+            while vector < len(self.stages) and self.stages[vector][0] in ("project", "negate"):
+                vector += 1
+            self.column_stages = (self.stages[:vector],
+                                  compile_chain(self.stages[vector:])
+                                  if vector < len(self.stages) else None)
+
+    def columns_of(self, a, b):
+        """``(a, b)`` as int64 column batches (``None`` for an empty side) when
+        this time's work goes the columnar way: a projection join, one of the
+        deltas of at least ``colbatch.THRESHOLD`` rows, both traces in runs."""
+        if not self.on_columns or self.spilled:
+            return None
+        size = max(len(a), len(b))
+        if size < colbatch.THRESHOLD and (
+                size < colbatch.JOIN_ON_RUNS or type(self.left_trace) is Trace
+                or type(self.right_trace) is Trace):
+            return None
+        out = []
+        for batch in (a, b):
+            if not batch:
+                out.append(None)
+                continue
+            found = ColBatch.from_rows(batch)
+            if found is None or not found.int_only:
+                return None
+            out.append(found)
+        if not (self.reads[0].columns_ready() and self.reads[1].columns_ready()):
+            return None
+        return out
+
+    def finish_columns(self, pieces: list):
+        """The consolidated pairs through the fused stages: vectorised while
+        they are projections or negations, then per row (counted)."""
+        kinds = ("i",) * len(self.combine)
+        out = col.finish(pieces, kinds)
+        vector, rest = self.column_stages
+        for kind, spec in vector:
+            out = out.negate() if kind == "negate" else out.project(spec)
+        if rest is not None and out:
+            self.row_fallbacks += len(out)
+            colbatch.COUNTS["row_stages"] += len(out)
+            return rest(out.rows())
+        return out
+
+    def join_columns(self, pieces: list, a, b, i: int | None) -> None:
+        """The join of the deltas ``a`` and ``b`` (column batches or ``None``)
+        with the traces, as pieces: at ``i`` (a child circuit) the trace's
+        earlier iterations of this epoch count as now and past epochs at
+        ``max(i, j)``; in the root only past epochs, all now."""
+        colbatch.COUNTS["join"] += 1
+        projection = self.combine
+        left_key = self.reads[0].index[1][0]
+        right_key = self.reads[1].index[1][0]
+        future = self.future_columns if i is not None else None
+        for delta, key, other, left in ((a, left_key, self.right_trace, True),
+                                        (b, right_key, self.left_trace, False)):
+            if delta is None:
+                continue
+            if i is not None:
+                col.join_part(delta, key, other.cur, projection, left, pieces)
+            col.join_part(delta, key, other.past, projection, left, pieces, i, future)
+        if a is not None and b is not None:  # a ⋈ b, the smaller side sorted
+            if len(a) >= len(b):
+                col.join_part(a, left_key, [col.DeltaRun(b, right_key)], projection, True,
+                              pieces)
+            else:
+                col.join_part(b, right_key, [col.DeltaRun(a, left_key)], projection, False,
+                              pieces)
 
     def join_spilled(self, out: dict, a: dict, b: dict, i: int) -> None:
         """``a ⋈ B_spark + A_spark ⋈ b``: the parts of the traces moved to Spark
@@ -294,6 +412,12 @@ class JoinNode(Node):
             return
         if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
             self.prepare()
+        found = self.columns_of(a, b)
+        if found is not None:
+            pieces: list = []
+            self.join_columns(pieces, found[0], found[1], None)
+            self.out = self.finish_columns(pieces) or EMPTY
+            return
         fns = self.functions
         out: dict = {}
         if self.spilled:
@@ -314,6 +438,16 @@ class JoinNode(Node):
         return "join"
 
 
+def add_batches(first, second):
+    """The sum of two batches (either may be ``None``, a dict or columnar)."""
+    if not first:
+        return second
+    if not second:
+        return first
+    found = col.plus([first, second])
+    return found if found is not None else add_into(dict(first.items()), second)
+
+
 class NestedJoinNode(JoinNode):
     """Join in a child circuit, at time ``(e, i)``::
 
@@ -330,6 +464,7 @@ class NestedJoinNode(JoinNode):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.future: dict = {}
+        self.columns_later: dict = {}  # iteration -> pieces of columnar future output
         self.heap: list = []
 
     def bucket(self, iteration: int) -> dict:
@@ -337,7 +472,17 @@ class NestedJoinNode(JoinNode):
         found = self.future.get(iteration)
         if found is None:
             found = self.future[iteration] = {}
-            heapq.heappush(self.heap, iteration)
+            if iteration not in self.columns_later:
+                heapq.heappush(self.heap, iteration)
+        return found
+
+    def future_columns(self, iteration: int) -> list:
+        """The columnar buffer (pieces) of output for a later iteration."""
+        found = self.columns_later.get(iteration)
+        if found is None:
+            found = self.columns_later[iteration] = []
+            if iteration not in self.future:
+                heapq.heappush(self.heap, iteration)
         return found
 
     def pending(self) -> int | None:
@@ -345,18 +490,29 @@ class NestedJoinNode(JoinNode):
 
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:
-            self.future, self.heap = {}, []
+            self.future, self.columns_later, self.heap = {}, {}, []
 
     def rollback(self) -> None:
-        self.future, self.heap = {}, []
+        self.future, self.columns_later, self.heap = {}, {}, []
 
     def evaluate(self, i: int) -> None:
         heap = self.heap
         out = None
+        pieces: list = []
         if heap and heap[0] == i:
             heapq.heappop(heap)
-            out = self.future.pop(i)
+            out = self.future.pop(i, None)
+            pieces = self.columns_later.pop(i, [])
         a, b = self.inputs[0].out, self.inputs[1].out
+        found = self.columns_of(a, b) if a or b else None
+        if found is not None:
+            self.join_columns(pieces, found[0], found[1], i)
+        staged = self.finish_columns(pieces) if pieces else None  # through the stages
+        if found is not None:
+            self.out = add_batches(staged, out) or EMPTY
+            return
+        if staged:
+            out = add_into(out if out is not None else {}, staged)
         if not a and not b:
             self.out = out or EMPTY
             return

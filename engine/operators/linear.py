@@ -21,8 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from engine import colbatch
 from engine.codegen import build_function, key_expression, tuple_expression
+from engine.colbatch import ColBatch
 from engine.node import Node
+from engine.operators import columns
 from engine.zset import EMPTY, sum_zsets
 
 # ---------------------------------------------------------------------------
@@ -157,7 +160,11 @@ class PlusNode(Node):
         elif len(batches) == 1:
             self.out = batches[0]
         else:
-            self.out = sum_zsets(batches) or EMPTY
+            found = None
+            if (any(isinstance(b, ColBatch) for b in batches)
+                    and sum(map(len, batches)) >= colbatch.PLUS_ROWS):
+                found = columns.plus(batches)  # None: rows that do not fit columns
+            self.out = (found if found is not None else sum_zsets(batches)) or EMPTY
 
     def describe_args(self) -> str:
         return "plus"

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from engine import Circuit
 from engine.aggregates import count, max_of, mean_of, min_of, sum_of
+from engine.colbatch import columns_from
 from engine.operators.aggregate import AggregateNode
 from engine.operators.delay import DelayNode, IntegrateNode
 from engine.operators.distinct import DistinctNode, DistinctTraceNode
@@ -314,3 +315,140 @@ def test_columnar_traces_go_back_to_dicts_for_rows_they_cannot_hold(a, b, column
     out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
     for t in grid(EPOCHS, ITERATIONS):
         assert integral(out, t) == naive_join(integral(a, t), integral(b, t)), t
+
+
+# ---------------------------------------------------------------------------
+# The columnar path (engine.operators.columns): the same twins with every
+# batch columnar (colbatch.THRESHOLD = 0) and with the default choice per batch.
+
+PATHS = pytest.mark.parametrize("threshold", [0, None, "epoch"],
+                                ids=["columns", "default", "columns-back-at-commit"])
+
+
+def path(threshold):
+    """Every batch columnar (0), the defaults (None), or every batch columnar
+    with the state back in dicts at each commit ("epoch")."""
+    if threshold == "epoch":
+        return columns_from(0, state=1 << 60)
+    return columns_from(threshold)
+
+
+PROJECTION = ((0, 1), (1, 0), (1, 1))  # (left[1], right[0], right[1])
+
+
+def naive_projection(joined: dict) -> dict:
+    out: dict = {}
+    for (ra, rb), w in joined.items():
+        row = (ra[1], rb[0], rb[1])
+        out[row] = out.get(row, 0) + w
+    return {r: w for r, w in out.items() if w}
+
+
+def projection_join(nested: bool, stages=()):
+    left, right = Holder(), Holder()
+    left_trace = TraceNode(left, KEY, nested)
+    right_trace = TraceNode(right, KEY, nested)
+    cls = NestedJoinNode if nested else JoinNode
+    join = cls(left, right, left_trace, right_trace, PROJECTION)
+    if stages:
+        join.absorb(LinearNode(join, list(stages)))
+    return left, right, join, [left_trace, right_trace, join]
+
+
+@PATHS
+@settings(max_examples=100, deadline=None)
+@given(nested_series, nested_series)
+@example({(1, 0): {(0, 0): 1}}, {(0, 2): {(0, 1): 1}})
+def test_nested_projection_join(threshold, a, b):
+    with path(threshold):
+        left, right, join, nodes = projection_join(nested=True)
+        place(nodes, nested=True)
+        out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
+        for t in grid(EPOCHS, ITERATIONS):
+            expected = naive_projection(naive_join(integral(a, t), integral(b, t)))
+            assert integral(out, t) == expected, t
+
+
+def columnar_stages():
+    """A projection and a negation (vectorised), then a filter and a map (per row)."""
+    return [("project", (2, 0)), ("negate", None), ("filter", lambda r: r[0] != 1),
+            ("map", lambda r: (r[1], r[0] + r[1]))]
+
+
+def naive_columnar_stages(joined: dict) -> dict:
+    out: dict = {}
+    for (ra, rb), w in joined.items():
+        x, y = rb[1], ra[1]
+        if x == 1:
+            continue
+        row = (y, x + y)
+        out[row] = out.get(row, 0) - w
+    return {r: w for r, w in out.items() if w}
+
+
+@PATHS
+@settings(max_examples=100, deadline=None)
+@given(nested_series, nested_series)
+def test_nested_projection_join_with_fused_stages(threshold, a, b):
+    with path(threshold):
+        left, right, join, nodes = projection_join(nested=True, stages=columnar_stages())
+        place(nodes, nested=True)
+        out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
+        for t in grid(EPOCHS, ITERATIONS):
+            expected = naive_columnar_stages(naive_join(integral(a, t), integral(b, t)))
+            assert integral(out, t) == expected, t
+
+
+@PATHS
+@settings(max_examples=100, deadline=None)
+@given(root_series, root_series)
+def test_root_projection_join(threshold, a, b):
+    with path(threshold):
+        left, right, join, nodes = projection_join(nested=False)
+        place(nodes, nested=False)
+        out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, 5)
+        for e in range(5):
+            expected = naive_projection(naive_join(integral(a, e), integral(b, e)))
+            assert integral(out, e) == expected, e
+
+
+@PATHS
+@settings(max_examples=200, deadline=None)
+@given(nested_series)
+@example({(0, 1): {(0, 0): 1}, (1, 0): {(0, 0): 1}, (1, 2): {(0, 0): -1}})
+def test_distinct_trace_on_columns(threshold, a):
+    with path(threshold):
+        holder = Holder()
+        node = DistinctTraceNode(holder)
+        place([node], nested=True)
+        out = run_nested({"a": holder}, {"a": a}, [node], node, EPOCHS)
+        for t in grid(EPOCHS, ITERATIONS):
+            assert integral(out, t) == naive_distinct(integral(a, t)), t
+
+
+@settings(max_examples=100, deadline=None)
+@given(mixed_series, st.sampled_from([0, 2]))
+def test_distinct_trace_goes_back_to_rows_for_rows_it_cannot_pack(a, threshold):
+    """A string, a float or a wide int in a batch moves a packed Distinct
+    Trace back to dicts, with its whole history and schedule."""
+    with path(threshold):
+        holder = Holder()
+        node = DistinctTraceNode(holder)
+        place([node], nested=True)
+        wide = {t: {(r[0] << 40 if r[1] == 2.5 else r[0], r[1]): w for r, w in batch.items()}
+                for t, batch in a.items()}
+        out = run_nested({"a": holder}, {"a": wide}, [node], node, EPOCHS)
+        for t in grid(EPOCHS, ITERATIONS):
+            assert integral(out, t) == naive_distinct(integral(wide, t)), t
+
+
+@settings(max_examples=100, deadline=None)
+@given(mixed_series, mixed_series)
+def test_projection_join_with_rows_columns_cannot_hold(a, b):
+    with columns_from(0):
+        left, right, join, nodes = projection_join(nested=True)
+        place(nodes, nested=True)
+        out = run_nested({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
+        for t in grid(EPOCHS, ITERATIONS):
+            expected = naive_projection(naive_join(integral(a, t), integral(b, t)))
+            assert integral(out, t) == expected, t

@@ -38,6 +38,7 @@ enters the child circuit through an Import.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -59,6 +60,8 @@ from datalog.plan.ir import (
     StratumPlan,
 )
 from engine import Circuit, EngineError
+
+_SLOT = re.compile(r"([lr])\[(\d+)\]")  # a combine item that is one column of a side
 
 UNIT = "$unit"
 """The source holding the single empty row ``()`` from epoch 0 on: where pipelines
@@ -354,7 +357,12 @@ class _PipelineBuilder:
         over ``l`` and ``r``, names bound in ``gen``; default: the whole row)."""
         if not isinstance(stream, _PendingJoin):
             return stream
-        row = _tuple_source(items if items is not None else stream.slots)
+        items = items if items is not None else stream.slots
+        slots = [_SLOT.fullmatch(item) for item in items]
+        if items and all(slots):  # columns only: a projection (the engine may vectorise it)
+            combine = tuple((0 if m[1] == "l" else 1, int(m[2])) for m in slots)
+            return stream.left.join(stream.right, combine, label=stream.label)
+        row = _tuple_source(items)
         combine = self._function(gen or self._gen(), "k, l, r", [f"return {row}"],
                                  f"{stream.what}{what}")
         return stream.left.join(stream.right, combine, label=stream.label)

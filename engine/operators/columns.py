@@ -1,0 +1,285 @@
+"""The operators of a recursive stratum on columns: join, Distinct Trace, plus.
+
+The nodes of :mod:`engine.operators.join`, :mod:`engine.operators.distinct` and
+:mod:`engine.operators.linear` call these when a batch is large (at least
+:data:`engine.colbatch.THRESHOLD` rows): the same formulas as their row loops,
+computed on :class:`~engine.colbatch.ColBatch` columns and on traces kept in
+sorted runs (:mod:`engine.columnar`), with no row made.
+
+**Join** (one side's delta against a part of the other side's trace): each run
+of the part is probed with ``searchsorted`` for every key of the delta at once;
+the matches are expanded with ``np.repeat`` (delta index) and a ramp (run
+index); the output columns are gathered by the join's projection, the weights
+multiplied. Against past epochs a pair's time is ``(e, max(i, j))``: pairs of
+a later iteration ``j`` are grouped by ``j`` into the node's future buffer.
+
+**Distinct Trace**: a row's int64 columns are packed into one ``int64``
+(:class:`Packing`); the trace is runs of (packed row, iteration, weight), and
+``w1``, ``w2``, ``w3`` and the next time of every row of the batch (and of the
+rows due at this iteration) come from one probe of each run.
+
+>>> from engine.colbatch import ColBatch
+>>> delta = ColBatch.from_rows({(1, 2): 1, (5, 2): 1})
+>>> run = make_run([np.array([2, 2, 3]), np.array([7, 8, 9])], np.array([0, 0, 0]),
+...                np.array([1, 1, 1]), 0)
+>>> pieces = []
+>>> join_part(delta, 1, [run], ((0, 0), (1, 1)), True, pieces)
+>>> dict(finish(pieces, ("i", "i")))
+{(1, 7): 1, (1, 8): 1, (5, 7): 1, (5, 8): 1}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.colbatch import COUNTS, INT64, ColBatch, concat, consolidate
+from engine.columnar import Run, make_run, push_run
+
+NO_TIME = np.iinfo(INT64).max
+
+
+def probe(sought: np.ndarray, keys: np.ndarray):
+    """``(delta index, run index)`` of every pair of an entry of ``sought``
+    with an equal entry of the sorted ``keys``; ``None`` when there is none."""
+    lo = keys.searchsorted(sought, "left")
+    counts = keys.searchsorted(sought, "right") - lo
+    total = int(counts.sum())
+    if not total:
+        return None
+    mine = np.repeat(np.arange(len(sought)), counts)
+    theirs = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
+    return mine, theirs
+
+
+def group_by(values: np.ndarray):
+    """``(value, positions)`` for each distinct value of a small int array."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    cuts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    for start, end in zip([0, *cuts.tolist()], [*cuts.tolist(), len(order)]):
+        yield int(ordered[start]), order[start:end]
+
+
+class DeltaRun:
+    """A delta sorted by a key column, probed like a run (``a ⋈ b``)."""
+
+    __slots__ = ("columns", "iterations", "keys", "weights")
+
+    def __init__(self, batch: ColBatch, key_column: int):
+        order = np.argsort(batch.columns[key_column], kind="stable")
+        self.columns = [c[order] for c in batch.columns]
+        self.weights = batch.weights[order]
+        self.keys = self.columns[key_column]
+        self.iterations = None
+
+
+def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_left: bool,
+              pieces: list, i: int | None = None, future=None) -> None:
+    """Pairs of ``delta`` (the left side when ``delta_left``) with the runs of
+    ``spine``, through ``projection`` ``((side, column), ...)``, appended to
+    ``pieces`` as ``(columns, weights)``. With ``i`` (past epochs of a child
+    circuit), pairs with a run entry at iteration ``j > i`` go to
+    ``future(j)`` (a list of pieces) instead."""
+    mine_side = 0 if delta_left else 1
+    sought = delta.columns[key_column]
+    if spine and (len(spine) > 1 or len(spine[0].keys) > 4 * len(sought)):
+        delta = DeltaRun(delta, key_column)  # sorted keys: searchsorted walks forward
+        sought = delta.keys
+    for run in spine:
+        found = probe(sought, run.keys)
+        if found is None:
+            continue
+        mine, theirs = found
+        columns = [delta.columns[c][mine] if side == mine_side else run.columns[c][theirs]
+                   for side, c in projection]
+        weights = delta.weights[mine] * run.weights[theirs]
+        if i is not None:
+            at = run.iterations[theirs]
+            later = at > i
+            if later.any():
+                for j, where in group_by(at[later]):
+                    chosen = np.flatnonzero(later)[where]
+                    future(j).append(([c[chosen] for c in columns], weights[chosen]))
+                now = ~later
+                columns = [c[now] for c in columns]
+                weights = weights[now]
+        pieces.append((columns, weights))
+
+
+def finish(pieces: list, kinds: tuple) -> ColBatch:
+    """The consolidated sum of ``(columns, weights)`` pieces."""
+    if not pieces:
+        return ColBatch([np.zeros(0, dtype=INT64) for _ in kinds], kinds,
+                        np.zeros(0, dtype=INT64))
+    if len(pieces) == 1:
+        columns, weights = pieces[0]
+    else:
+        columns = [np.concatenate([p[0][c] for p in pieces]) for c in range(len(kinds))]
+        weights = np.concatenate([p[1] for p in pieces])
+    return consolidate(columns, kinds, weights)
+
+
+def plus(batches: list) -> ColBatch | None:
+    """The sum of batches, some columnar, in columns; ``None`` when one does
+    not fit or their kinds differ (then they are added as dicts)."""
+    COUNTS["plus"] += 1
+    columnar = []
+    for batch in batches:
+        found = ColBatch.from_rows(batch)
+        if found is None:
+            return None
+        columnar.append(found)
+    return concat(columnar)
+
+
+# ---------------------------------------------------------------------------
+# Distinct Trace on packed rows
+
+
+class Packing:
+    """A row of ``arity`` int64 columns as one ``int64``, order-preserving and
+    invertible: one column is itself; ``a > 1`` columns take ``63 // a`` bits
+    each (values in ``[-2**(b-1), 2**(b-1))``, checked).
+
+    >>> p = Packing(2); keys = p.pack([np.array([-1, 3]), np.array([7, 0])])
+    >>> [c.tolist() for c in p.unpack(keys)]
+    [[-1, 3], [7, 0]]
+    >>> p.pack([np.array([1 << 40]), np.array([0])]) is None
+    True
+    """
+
+    def __init__(self, arity: int):
+        self.arity = arity
+        self.bits = 63 // arity
+        self.bias = 1 << (self.bits - 1)
+
+    def pack(self, columns: list) -> np.ndarray | None:
+        if len(columns) != self.arity or any(c.dtype != INT64 for c in columns):
+            return None
+        if self.arity == 1:
+            return columns[0]
+        if not len(columns[0]):
+            return np.zeros(0, dtype=INT64)
+        bias = self.bias
+        key = np.zeros(len(columns[0]), dtype=INT64)
+        for column in columns:
+            if int(column.min()) < -bias or int(column.max()) >= bias:
+                return None
+            key <<= self.bits
+            key |= column + bias
+        return key
+
+    def unpack(self, keys: np.ndarray) -> list:
+        if self.arity == 1:
+            return [keys]
+        mask = (1 << self.bits) - 1
+        return [((keys >> (self.bits * (self.arity - 1 - c))) & mask) - self.bias
+                for c in range(self.arity)]
+
+
+def key_run(keys, iterations, weights) -> Run | None:
+    return make_run([keys], iterations, weights, 0)
+
+
+def gather(spine: list, sought: np.ndarray):
+    """``(sought index, iteration, weight)`` of the entries of ``spine`` under
+    each of the ``sought`` packed rows."""
+    found = []
+    for run in spine:
+        pairs = probe(sought, run.keys)
+        if pairs is not None:
+            mine, theirs = pairs
+            found.append((mine, run.iterations[theirs], run.weights[theirs]))
+    if not found:
+        return None
+    if len(found) == 1:
+        return found[0]
+    return tuple(np.concatenate([f[k] for f in found]) for k in range(3))
+
+
+class PackedTrace:
+    """A child circuit's Z-set trace (Distinct's) in runs of packed rows:
+    ``past`` (earlier epochs, compacted, iterations kept) and ``cur`` (this
+    epoch); the history of :class:`~engine.trace.ZSetTrace`."""
+
+    __slots__ = ("cur", "past", "scheduled")
+
+    def __init__(self):
+        self.past: list = []
+        self.cur: list = []
+        self.scheduled: dict = {}  # iteration -> [packed rows due then]
+
+    def append(self, keys, iteration: int, weights) -> None:
+        push_run(self.cur, key_run(keys, np.full(len(keys), iteration, dtype=INT64),
+                                   weights), 0)
+
+    def commit(self) -> None:
+        for run in self.cur:
+            push_run(self.past, run, 0)
+        self.cur = []
+        self.scheduled = {}
+
+    def rollback(self) -> None:
+        self.cur = []
+        self.scheduled = {}
+
+    def entries(self, spine: list):
+        """``(packed row, iteration, weight)`` arrays of a spine."""
+        if not spine:
+            return (np.zeros(0, dtype=INT64),) * 3
+        return tuple(np.concatenate([getattr(r, name) for r in spine])
+                     for name in ("keys", "iterations", "weights"))
+
+
+def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
+                  due: np.ndarray | None, heap_push) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct Trace at ``(e, i)`` for the packed rows ``keys`` (unique) with
+    new ``weights``, and the rows ``due`` at ``i`` (new weight 0 unless in the
+    batch): ``(rows, output weights)`` of the nonzero outputs; appends the
+    batch to the trace and schedules rows at their next time (``heap_push(j)``
+    for an iteration not scheduled yet)."""
+    if due is not None and len(due):
+        rows = np.concatenate([keys, due])
+        rows.sort(kind="stable")
+        rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
+        w = np.zeros(len(rows), dtype=INT64)
+        w[rows.searchsorted(keys)] = weights
+    else:
+        order = np.argsort(keys, kind="stable")
+        rows, w = keys[order], weights[order]
+    n = len(rows)
+    w3 = np.zeros(n, dtype=INT64)
+    found = gather(trace.cur, rows)
+    if found is not None:
+        np.add.at(w3, found[0], found[2])
+    found = gather(trace.past, rows)
+    if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
+        delta = (w3 + w > 0).astype(INT64) - (w3 > 0)
+    else:
+        mine, at, pw = found
+        w1 = np.zeros(n, dtype=INT64)
+        w2 = np.zeros(n, dtype=INT64)
+        before = at < i
+        np.add.at(w1, mine[before], pw[before])
+        now = at == i
+        np.add.at(w2, mine[now], pw[now])
+        later = at > i
+        nxt = np.full(n, NO_TIME, dtype=INT64)
+        np.minimum.at(nxt, mine[later], at[later])
+        w12 = w1 + w2
+        delta = (((w12 + w3 + w > 0).astype(INT64) - (w1 + w3 > 0))
+                 - ((w12 > 0).astype(INT64) - (w1 > 0)))
+        wait = (nxt != NO_TIME) & (w3 + w != 0)
+        if wait.any():
+            for j, where in group_by(nxt[wait]):
+                chosen = rows[np.flatnonzero(wait)[where]]
+                waiting = trace.scheduled.get(j)
+                if waiting is None:
+                    trace.scheduled[j] = [chosen]
+                    heap_push(j)
+                else:
+                    waiting.append(chosen)
+    changed = w != 0
+    trace.append(rows[changed], i, w[changed])
+    keep = delta != 0
+    return rows[keep], delta[keep]
