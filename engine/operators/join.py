@@ -36,6 +36,7 @@ from collections.abc import Callable
 from engine import colbatch
 from engine.codegen import build_functions, key_expression
 from engine.colbatch import ColBatch
+from engine.columnar import ColumnarTrace, Unfit, fits
 from engine.node import Node
 from engine.operators import columns as col
 from engine.operators.linear import compile_chain, emit_lines
@@ -70,8 +71,6 @@ class TraceNode(Node):
 
     def columns_ready(self) -> bool:
         """Whether the trace is in runs (turning it columnar now if it can be)."""
-        from engine.columnar import ColumnarTrace, Unfit, fits
-
         if type(self.trace) is ColumnarTrace:
             return True
         if self.no_columns or not fits(self.index) or type(self.trace) is not Trace:
@@ -84,19 +83,14 @@ class TraceNode(Node):
         return True
 
     def use_columnar(self, threshold: int | None) -> None:
-        """Keep the trace in sorted numpy runs (``engine.columnar``, imported
-        only then) once ``threshold`` rows were appended, if its key and rows
-        allow it."""
-        from engine.columnar import fits
-
+        """Keep the trace in sorted numpy runs (``engine.columnar``) once
+        ``threshold`` rows were appended, if its key and rows allow it."""
         self.columnar = threshold if threshold is not None and fits(self.index) else None
         self._maybe_columnar()
 
     def _maybe_columnar(self) -> None:
         if (self.columnar is not None and self.appended >= self.columnar
                 and type(self.trace) is Trace):
-            from engine.columnar import ColumnarTrace, Unfit
-
             try:
                 self.trace = ColumnarTrace.from_trace(self.trace)
             except Unfit:
@@ -108,8 +102,6 @@ class TraceNode(Node):
         if (columnar and self.wants_columns and len(batch) >= colbatch.THRESHOLD
                 and batch.int_only):
             self.columns_ready()
-        from engine.columnar import ColumnarTrace, Unfit
-
         if type(self.trace) is not ColumnarTrace:  # dicts (or a spilling trace)
             self.trace.append_rows(batch, iteration)
             self._maybe_columnar()
@@ -135,8 +127,6 @@ class TraceNode(Node):
         self.trace.commit()
         self.committed = self.appended
         if self.columnar is None and self.wants_columns and type(self.trace) is not Trace:
-            from engine.columnar import ColumnarTrace
-
             if (type(self.trace) is ColumnarTrace
                     and sum(map(len, self.trace.past)) < colbatch.SMALL_STATE):
                 self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
@@ -281,8 +271,6 @@ class JoinNode(Node):
     def prepare(self) -> None:
         """Compile the loops for the kinds of the traces read (again when a
         trace changes kind, e.g. goes columnar)."""
-        from engine.columnar import fits
-
         nested = self.circuit is not None and self.circuit.nested
         left, right = self.left_trace, self.right_trace
         self.compiled_for = (type(left), type(right))
