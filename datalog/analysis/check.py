@@ -20,7 +20,9 @@ place; nothing stops at the first error. The passes, in order, each
 - :func:`~datalog.analysis.checks.range.check_range_restriction`: range
   restriction, ``_`` misplaced, singleton variables (a warning);
 - :func:`~datalog.analysis.typecheck.check_clause_types`: type mismatches across
-  declarations, facts and rule bodies.
+  declarations, facts and rule bodies;
+- :func:`~datalog.analysis.checks.subsumption.check_subsumptions`: subsumption
+  rules (one relation in both heads, then checked as the clause they read like).
 
 >>> from datalog.syntax.parser import parse
 >>> p = parse('.decl e(x: number, y: number)\\n.decl p(x: number)\\np(x) :- e(y, y).')
@@ -39,6 +41,7 @@ from datalog.analysis.checks.functors import check_functors
 from datalog.analysis.checks.io_directives import check_io_directives
 from datalog.analysis.checks.limitsize import check_limitsize
 from datalog.analysis.checks.range import check_range_restriction
+from datalog.analysis.checks.subsumption import check_subsumptions
 from datalog.analysis.checks.types import check_types
 from datalog.analysis.context import Context
 from datalog.analysis.typecheck import check_clause_types
@@ -56,6 +59,7 @@ CHECKS: tuple[Callable[[Module, Context], list[Diagnostic]], ...] = (
     check_functors,
     check_range_restriction,
     check_clause_types,
+    check_subsumptions,
 )
 
 

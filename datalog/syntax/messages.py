@@ -300,8 +300,6 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
         hint = f"is a `.` missing before `{token}`?"
     elif "RBRACE" in expected and (at_end or kind == "DOT"):
         hint = "is a `}` missing?"
-    elif str(token) == "<=" and "IF" in expected:
-        hint = "subsumption (`a <= b :- ...`) is not supported by this engine"
     elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
     elif "RANGLE" in expected and kind in ("LANGLE", "CMP") and str(token) == "<":

@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from datalog.backends.circuit.subsumption import prune
 from datalog.backends.errors import functor_error
 from datalog.dialect.functors import WRAP, FunctorError, Overload, not_nan
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
@@ -163,6 +164,20 @@ class _Scope:
         return stream
 
 
+class _Candidates(_Scope):
+    """``scope`` in which ``relation`` is the stream of its candidates (what the
+    heads of its subsumption rules read)."""
+
+    def __init__(self, scope: _Scope, relation: str, candidates):
+        super().__init__(scope.circuit, scope.parent, f"{scope.name}: {relation} candidates")
+        self.inner = scope
+        self.streams[relation] = candidates
+
+    def relation(self, name: str):
+        stream = self.streams.get(name)
+        return stream if stream is not None else self.inner.relation(name)
+
+
 class _Compiler:
     def __init__(self, plan: ProgramPlan, circuit, functors=None):
         self.plan = plan
@@ -201,7 +216,18 @@ class _Compiler:
             parts = [self._rule(rule, self.root) for rule in stratum.rules
                      if rule.relation == name]
             union = self.sources[name].plus(*parts) if parts else self.sources[name]
-            self.root.streams[name] = union.distinct(label=name)
+            self.root.streams[name] = self._pruned(stratum, name, union.distinct(label=name),
+                                                   self.root)
+
+    def _pruned(self, stratum: StratumPlan, name: str, candidates, scope: _Scope):
+        """``candidates`` of ``name`` without the tuples its subsumption rules
+        remove (:mod:`datalog.backends.circuit.subsumption`)."""
+        plans = [p for p in stratum.subsumptions if p.relation == name]
+        if not plans:
+            return candidates
+        own = _Candidates(scope, name, candidates)
+        return prune(candidates, plans, self.plan.relations[name].arity,
+                     lambda plan: self._rule(plan.rule, own))
 
     def _recursive(self, stratum: StratumPlan) -> None:
         # Rules reading no relation of the stratum (the base cases) run in the
@@ -225,6 +251,7 @@ class _Compiler:
                          if rule.relation == name and own & set(rule.reads())]
                 new = child.import_(base[name], label=name).plus(*parts)\
                     .distinct(label=name)
+                new = self._pruned(stratum, name, new, scope)
                 feedbacks[name].connect(new)
                 if name in self.plan.limits:    # .limitsize: the loop ends at that size
                     child.limit(new, self.plan.limits[name], label=f"limitsize {name}")
