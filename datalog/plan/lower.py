@@ -52,7 +52,6 @@ from datalog.dialect.records import PRIMITIVES, ADTType, RecordType, is_structur
 from datalog.dialect.user_functors import AUTOINC
 from datalog.errors import CheckError, Diagnostic
 from datalog.plan.expressions import evaluate
-from datalog.plan.subsumption import plan_subsumption
 from datalog.plan.ir import (
     Aggregate,
     Antijoin,
@@ -72,6 +71,7 @@ from datalog.plan.ir import (
     Scan,
     StratumPlan,
 )
+from datalog.plan.subsumption import plan_subsumption
 from datalog.syntax import ast
 from datalog.syntax.printer import clause_text
 from datalog.syntax.terms import (
