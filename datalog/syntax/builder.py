@@ -323,12 +323,8 @@ class Callbacks:
                              for conj in body.alternatives)
         return Rule(heads, alternatives, self.span(calls[0], end))
 
-    def subsumption(self, dominated, op, dominating, _if, body, end):
+    def subsumption(self, dominated, _op, dominating, _if, body, end):
         # r(x, y) <= r(x, z) :- y > z.
-        if str(op) != "<=":
-            raise self.error(f"expected `<=` or `:-` after the head, found `{op}`",
-                             self.token_span(op),
-                             hint="a subsumption rule is written `r(a) <= r(b) :- body.`")
         alternatives = tuple(tuple(self.as_literal(piece) for piece in conj)
                              for conj in body.alternatives)
         return Subsumption(self.atom(dominated), self.atom(dominating), alternatives,

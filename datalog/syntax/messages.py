@@ -89,6 +89,12 @@ def _acceptable(e: UnexpectedToken) -> set[str]:
     return accepts or expected
 
 
+def _unlisted(expected: set[str]) -> set[str]:
+    """``expected`` without the rare continuations error messages do not list:
+    after a head, the ``<=`` of a subsumption rule."""
+    return expected - {"SUBSUMES"}
+
+
 class _Token(str):
     """A token's text, type and end, with lines counted in the whole text."""
 
@@ -251,7 +257,7 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
         if special is not None:
             return special
     prev = _previous_token(lark, text, len(text) if at_end else token.start_pos)
-    expected_words = _expected_text(lark, expected)
+    expected_words = _expected_text(lark, _unlisted(expected))
     if at_end:
         line, column = _end_of_text(text)
         what = "end of file"
@@ -300,6 +306,10 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
         hint = f"is a `.` missing before `{token}`?"
     elif "RBRACE" in expected and (at_end or kind == "DOT"):
         hint = "is a `}` missing?"
+    elif "SUBSUMES" in expected and kind in ("CMP", "LANGLE", "RANGLE"):
+        hint = "a subsumption rule is written `r(a) <= r(b) :- body.`"
+    elif expected == {"IF"} and kind == "DOT":
+        hint = "a subsumption rule has a body: `r(a) <= r(b) :- body.`"
     elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
     elif "RANGLE" in expected and kind in ("LANGLE", "CMP") and str(token) == "<":

@@ -173,7 +173,10 @@ BAD = [
     (".decl r(a: number, b: number) eqrel\nr(x, y) <= r(x, z) :- y > z.",
      "2:1: error: subsumption on the `eqrel` relation `r`"),
     (".decl r(x: number, y: number)\nr(x, y) < r(x, z) :- y > z.",
-     "2:9: error: expected `<=` or `:-` after the head, found `<`"),
+     "2:9: error: unexpected `<`; expected `,`, `.` or `:-`\n    r(x, y) < r(x, z) :- y > z."
+     "\n            ^\nhint: a subsumption rule is written `r(a) <= r(b) :- body.`"),
+    (".decl r(x: number, y: number)\nr(x, y) <= r(x, z).",
+     "2:19: error: unexpected `.`; expected `:-`"),
 ]
 
 
