@@ -212,3 +212,25 @@ def test_datalog_run_on_a_cyclic_graph(tmp_path):
                          capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert "home\t0\npark\t1\nshop\t3\n" in out.stdout
+
+
+# ---------------------------------------------------------------- Spark
+
+
+def test_spark_prunes_non_recursive_relations_as_the_local_engine_does():
+    for name in ("cheapest_offer", "pareto_front", "lowest_bid"):
+        case = ROOT / name
+        facts = case / "facts"
+        args = (str(case / f"{name}.dl"), str(facts if facts.is_dir() else case), "-")
+        assert datalog.run(*args, engine="spark").stdout == datalog.run(*args).stdout, name
+
+
+def test_spark_refuses_subsumption_inside_recursion_naming_the_rule():
+    case = ROOT / "min_distance"
+    with pytest.raises(DatalogError) as info:
+        datalog.run(str(case / "min_distance.dl"), str(case / "facts"), "-", engine="spark")
+    text = str(info.value)
+    assert text.startswith(f"{case / 'min_distance.dl'}:10:1: error: the Spark engine cannot "
+                           "evaluate a subsumption rule of a recursive relation "
+                           "(`dist(p, d) <= dist(p, d2) :- d > d2.`)")
+    assert "--engine local" in text
