@@ -234,3 +234,23 @@ def test_spark_refuses_subsumption_inside_recursion_naming_the_rule():
                            "evaluate a subsumption rule of a recursive relation "
                            "(`dist(p, d) <= dist(p, d2) :- d > d2.`)")
     assert "--engine local" in text
+
+
+# ---------------------------------------------------------------- why not
+
+
+def test_why_not_names_the_subsumption_rule_and_the_dominating_tuple():
+    session = datalog.Program(PROGRAM).session()
+    session.insert("start", (0,))
+    session.insert("edge", (0, 1, 5), (0, 2, 1), (2, 1, 1))
+    session.insert("price", (1, 5), (1, 3))
+    assert str(session.why_not("dist(1, 5)")).splitlines()[1:] == [
+        "  dist(x, 0) :- start(x).  <string>:8:1: no tuple matches start(1) (step 1)",
+        "  dist(y, (c + w)) :- dist(x, c), edge(x, y, w).  <string>:9:1: the body derives it",
+        "  dist(x, c) <= dist(x, c2) :- c > c2.  <string>:10:1: removed, dominated by "
+        "dist(1, 2)"]
+    assert str(session.why_not("price(1, 5)")).splitlines()[1:] == [
+        "  it is an input or a fact of the program",
+        "  price(i, p) <= price(i, p2) :- p > p2.  <string>:15:1: removed, dominated by "
+        "price(1, 3)"]
+    assert "no rule derives `price`" in str(session.why_not("price(1, 7)"))
