@@ -24,9 +24,10 @@ depending on ``r``, is a stratification error, as negation would be).
 - ``r`` not recursive: ``r = prune(C)``.
 - ``r`` in a recursive stratum: the stratum's relations are the limit of
   ``R_0 = {}``, ``R_i+1 = prune(T(R_i))``, where ``T`` applies the facts, inputs
-  and every rule to ``R_i`` (relations without subsumption rules only grow;
-  ``r`` is recomputed from ``R_i`` each round: a pruned tuple stays out unless
-  derived again). It ends when ``R_i+1 = R_i``. For the minimum-distance pattern
+  and every rule to ``R_i``: each round recomputes every relation of the stratum
+  from the last round's, so a tuple pruned, or derived only from pruned tuples,
+  stays out unless derived again (without pruning, rounds only grow and this is
+  the usual fixpoint). It ends when ``R_i+1 = R_i``. For the minimum-distance pattern
   (``d(x, c) <= d(x, c2) :- c > c2.`` with ``d(y, c + w) :- d(x, c), e(x, y,
   w).``) ``R_i`` holds, per node, the least cost of a path of at most ``i``
   edges, so it ends on cyclic graphs with non-negative weights, where without

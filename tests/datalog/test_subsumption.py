@@ -326,3 +326,10 @@ def test_why_not_names_the_subsumption_rule_and_the_dominating_tuple():
         "  price(i, p) <= price(i, p2) :- p > p2.  <string>:15:1: removed, dominated by "
         "price(1, 3)"]
     assert "no rule derives `price`" in str(session.why_not("price(1, 7)"))
+
+
+def test_the_benchmark_agrees_with_dijkstra():
+    from benchmarks.subsumption import measure
+
+    result = measure(40, 3, 4, seed=7)    # asserts the distances after every change
+    assert result["edges"] > 100
