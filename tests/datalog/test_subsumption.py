@@ -333,3 +333,18 @@ def test_the_benchmark_agrees_with_dijkstra():
 
     result = measure(40, 3, 4, seed=7)    # asserts the distances after every change
     assert result["edges"] > 100
+
+
+def test_components_rename_subsumption_rules_and_override_drops_them():
+    program = datalog.Program("""
+.comp Best { .decl b(k: number, v: number) overridable
+  b(1, 4). b(1, 2).
+  b(k, v) <= b(k, v2) :- v > v2. }
+.comp All : Best { .override b
+  b(1, 4). b(1, 2). }
+.init best = Best
+.init all = All
+""")
+    session = program.session()
+    assert session.query("best.b") == {(1, 2)}
+    assert session.query("all.b") == {(1, 2), (1, 4)}
