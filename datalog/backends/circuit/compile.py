@@ -23,6 +23,9 @@ child as the relation's epoch difference::
 
 At epoch 0 this is semi-naive evaluation; at later epochs the same circuit carries
 the incremental update (the bilinear join produces exactly the new derivations).
+A relation with subsumption rules is its distinct union (its *candidates*) minus
+the candidates they dominate, in the root or between the Distinct Trace and the
+Feedback (:mod:`datalog.backends.circuit.subsumption`).
 
 Inside a rule, each run of filters and assignments between two joins, and the head
 projection, is fused into ONE generated Python function (its source is kept on the
