@@ -148,8 +148,8 @@ def _pruned_fixpoint(clauses: list[Clause], pruning: list[Clause], db: Database,
         for clause in pruning:
             relation = clause.body[0].relation
             arity = len(clause.columns[relation])
-            candidates[relation] -= {pair[:arity] for pair in clause.derive(view)
-                                     if pair[:arity] != pair[arity:]}
+            candidates[relation] = candidates[relation] - {
+                pair[:arity] for pair in clause.derive(view) if pair[:arity] != pair[arity:]}
         if candidates == current:
             db.update(current)
             return
@@ -484,17 +484,18 @@ class Clause:
 
     def _rows(self, relation: str, fixed: dict[int, set]) -> list[tuple]:
         """The tuples of ``relation`` that can match the single-valued ``fixed``
-        columns, through an index rebuilt whenever the relation has grown."""
+        columns, through an index rebuilt whenever the relation has grown or is
+        another set (a pruned stratum's rounds are new sets, not grown ones)."""
         rows = self.db[relation]
         positions = tuple(i for i, values in sorted(fixed.items()) if len(values) == 1)
         if not positions:
             return list(rows)
-        size, index = self.indexes.get((relation, positions), (-1, None))
-        if size != len(rows) or index is None:
+        indexed, size, index = self.indexes.get((relation, positions), (None, -1, None))
+        if indexed is not rows or size != len(rows) or index is None:
             index = {}
             for row in rows:
                 index.setdefault(tuple(row[i] for i in positions), []).append(row)
-            self.indexes[(relation, positions)] = (len(rows), index)
+            self.indexes[(relation, positions)] = (rows, len(rows), index)
         return index.get(tuple(next(iter(fixed[i])) for i in positions), [])
 
     def values(self, term: Term, binding: Binding, expected: str | None) -> Iterator[Any]:

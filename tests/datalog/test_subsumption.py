@@ -348,3 +348,25 @@ def test_components_rename_subsumption_rules_and_override_drops_them():
     session = program.session()
     assert session.query("best.b") == {(1, 2)}
     assert session.query("all.b") == {(1, 2), (1, 4)}
+
+
+OSCILLATING = """
+.decl e(x: number)
+.decl r(x: number)
+r(1).
+r(0) :- e(_), r(1).
+r(p1) <= r(p2) :- p1 > p2.
+"""
+
+
+def test_rounds_that_never_settle_stop_at_max_iterations_and_change_nothing():
+    # With e: round 1 is {1}, round 2 derives 0 from 1 and prunes 1: {0}; round 3
+    # no longer derives 0: {1}, and so on. (A random program of this shape once
+    # found the reference evaluator reusing an index across rounds of one size.)
+    session = datalog.Program(OSCILLATING).session(max_iterations=50)
+    assert session.query("r") == {(1,)}
+    with pytest.raises(EvaluationError, match="did not reach a fixed point within 50"):
+        session.insert("e", (7,))
+    assert session.query("r") == {(1,)} and not session.inputs("e")
+    with pytest.raises(EvaluationError, match="no fixpoint"):
+        evaluate(parse(OSCILLATING), {"e": {(7,)}}, max_iterations=50)
