@@ -134,7 +134,7 @@ def test_incremental_equals_from_scratch(txs):
 def pruned_programs(draw):
     """A random stratified program of the differential tests (recursion, negation,
     aggregates) with subsumption rules added to some derived relations: one
-    numeric column ordered (``<`` or ``>``), the others shared, ignored (``_``)
+    numeric column ordered (``<``, ``>``, ``<=`` or ``>=``), the others shared, ignored (``_``)
     or constants, sometimes a negated input in the body."""
     text = draw(programs())
     lines = [text]
@@ -158,7 +158,7 @@ def pruned_programs(draw):
                 value = draw(st.sampled_from(VALUES[t]))
                 constant = f'"{value}"' if t == "symbol" else repr(value)
                 left.append(constant), right.append(f"k{i}")
-        body = f"p1 {draw(st.sampled_from(('<', '>')))} p2"
+        body = f"p1 {draw(st.sampled_from(('<', '>', '<=', '>=')))} p2"
         if types[ordered] == "number" and draw(st.booleans()):
             body += ", !v(p2)"
         lines.append(f"{name}({', '.join(left)}) <= {name}({', '.join(right)}) :- {body}.\n")
