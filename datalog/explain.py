@@ -384,13 +384,45 @@ def why_not(session, text: str) -> WhyNot:
         reasons.append(f"no rule derives `{relation}` and it is not among the inputs")
     db = _Tables(session._contents)
     evaluator = _Evaluator(plan, db, db, session._functors)
-    for rule in rules:
-        failure = _failure(evaluator, rule, row)
+    failures = [(rule, _failure(evaluator, rule, row)) for rule in rules]
+    given = row in session._inputs.get(relation, ()) or row in plan.facts.get(relation, ())
+    # A candidate (derived, an input or a fact) that is absent: a subsumption rule
+    # removed it, or the state is out of date.
+    pruned = _dominated(session, relation, row) \
+        if given or any(f == _OUT_OF_DATE for _, f in failures) else []
+    if pruned:
+        if not rules:
+            reasons = []
+        if given:
+            reasons.append("it is an input or a fact of the program")
+        failures = [(r, "the body derives it" if f == _OUT_OF_DATE else f)
+                    for r, f in failures]
+    for rule, failure in failures:
         if relation in plan.choices and failure.startswith("the body derives it"):
             failure = "the body derives it, as a candidate of the choice"
-        reasons.append(f"{rule.label}  {_place(rule)}: " + failure)
+        reasons.append(f"{rule.label}  {_place(rule)}: {failure}")
     reasons += _not_chosen(plan, session._contents[relation], relation, row)
-    return WhyNot(relation, row, tuple(reasons))
+    return WhyNot(relation, row, tuple(reasons + pruned))
+
+
+def _dominated(session, relation: str, row: tuple) -> list[str]:
+    """Why a subsumption rule removes ``row`` from ``relation``: the rule and a
+    tuple of the relation that dominates it (none: not removed)."""
+    plans = [p for s in session.program.plan.strata for p in s.subsumptions
+             if p.relation == relation]
+    if not plans:
+        return []
+    contents = dict(session._contents)
+    contents[relation] = set(contents[relation]) | {row}
+    db = _Tables(contents)
+    evaluator = _Evaluator(session.program.plan, db, db, session._functors)
+    arity = len(row)
+    for plan in plans:
+        for pair, _ in evaluator.rule(plan.rule):
+            if pair[:arity] == row and pair[arity:] != row:
+                return [f"{plan.rule.label}  {_place(plan.rule)}: removed, dominated by "
+                        f"{_fact(relation, pair[arity:])}"]
+    return []
 
 
 def _not_chosen(plan, rows, relation: str, row: tuple) -> list[str]:
@@ -452,7 +484,10 @@ def _failure(evaluator: _Evaluator, rule: RulePlan, row: tuple) -> str:
         return f"step {i + 1} ({type(step).__name__.lower()}) leaves no binding"
     if row not in heads:
         return "the body holds, but never with this head"
-    return "the body derives it (the state is out of date: run verify())"
+    return _OUT_OF_DATE
+
+
+_OUT_OF_DATE = "the body derives it (the state is out of date: run verify())"
 
 
 def _render(expr, row: tuple) -> str:

@@ -64,6 +64,7 @@ def transformed_datalog(plan) -> str:
         kind = " (recursive)" if stratum.recursive else ""
         lines += ["", f"// stratum {k}: {', '.join(stratum.relations)}{kind}"]
         lines += [rule.label for rule in stratum.rules]
+        lines += [plan.rule.label for plan in stratum.subsumptions]
     return "\n".join(lines)
 
 

@@ -26,6 +26,12 @@ Semantics (Soufflé's, as the engine implements them):
   tuples of ``r``). ``count`` and ``sum`` of no solutions are ``0``; ``min``,
   ``max`` and ``mean`` of no solutions have no value, so the rule does not fire.
   ``mean`` is a float; ``sum`` has the type of its target (and wraps like ``+``).
+- A subsumption rule ``r(a) <= r(b) :- body.`` removes from ``r`` each tuple
+  matching ``a`` for which a *different* tuple matching ``b`` and a solution of
+  the body exist, all at once. A stratum with such rules is iterated from empty
+  relations, each round recomputing every relation of the stratum from the last
+  round's (facts, inputs, every rule) and then removing the dominated tuples,
+  until a round changes nothing.
 - Numeric constants take the type their context asks for: in ``x + 1`` with a
   ``float`` ``x`` the ``1`` is ``1.0``; a head column declared ``float`` stores
   floats.
@@ -103,8 +109,52 @@ def evaluate(program: Module, inputs: Mapping[str, set[tuple]] | None = None,
         clauses = [Clause(head, body, columns, program)
                    for rule in program.rules for head, body in rule.clauses()
                    if head.relation in stratum]
-        _fixpoint(clauses, db, stratum & eqrel, max_iterations)
+        pruning = [_pair_clause(rule, body, columns, program)
+                   for rule in program.subsumptions if rule.dominated.relation in stratum
+                   for body in rule.body]
+        if pruning:
+            _pruned_fixpoint(clauses, pruning, db, stratum, max_iterations)
+        else:
+            _fixpoint(clauses, db, stratum & eqrel, max_iterations)
     return db
+
+
+def _pair_clause(rule, body: tuple, columns: dict, program: Module) -> Clause:
+    """``r(a) <= r(b) :- body`` as the clause ``pair(a, b) :- r(a), r(b), body``
+    (a ``_`` in a head a variable of its own), its relation ``(r, arity)``."""
+    counter = itertools.count(1)
+    dominated = Atom(rule.dominated.relation, tuple(
+        Variable(f"_<{next(counter)}", a.span) if isinstance(a, Wildcard) else a
+        for a in rule.dominated.args), rule.dominated.span)
+    dominating = Atom(rule.dominating.relation, tuple(
+        Variable(f"_>{next(counter)}", a.span) if isinstance(a, Wildcard) else a
+        for a in rule.dominating.args), rule.dominating.span)
+    name = f"pair of {dominated.relation}"
+    columns = {**columns, name: columns[dominated.relation] * 2}
+    head = Atom(name, dominated.args + dominating.args, rule.span)
+    return Clause(head, (dominated, dominating, *body), columns, program)
+
+
+def _pruned_fixpoint(clauses: list[Clause], pruning: list[Clause], db: Database,
+                     stratum: set[str], max_iterations: int) -> None:
+    base = {name: set(db[name]) for name in stratum}
+    current = {name: set() for name in stratum}
+    for _ in range(max_iterations):
+        view = {**db, **current}
+        candidates = {name: set(rows) for name, rows in base.items()}
+        for clause in clauses:
+            candidates[clause.head.relation].update(clause.derive(view))
+        view = {**db, **candidates}
+        for clause in pruning:
+            relation = clause.body[0].relation
+            arity = len(clause.columns[relation])
+            candidates[relation] = candidates[relation] - {
+                pair[:arity] for pair in clause.derive(view) if pair[:arity] != pair[arity:]}
+        if candidates == current:
+            db.update(current)
+            return
+        current = candidates
+    raise EvaluationError(f"no fixpoint after {max_iterations} iterations")
 
 
 def _fixpoint(clauses: list[Clause], db: Database, eqrel: set[str],
@@ -183,6 +233,9 @@ def strata(program: Module) -> list[set[str]]:
     for rule in program.rules:
         for head, body in rule.clauses():
             graph.add_edges_from((r, head.relation) for r in body_relations(body))
+    for rule in program.subsumptions:
+        for body in rule.body:
+            graph.add_edges_from((r, rule.dominated.relation) for r in body_relations(body))
     condensed = nx.condensation(graph)
     return [set(condensed.nodes[c]["members"]) for c in nx.topological_sort(condensed)]
 
@@ -439,17 +492,18 @@ class Clause:
 
     def _rows(self, relation: str, fixed: dict[int, set]) -> list[tuple]:
         """The tuples of ``relation`` that can match the single-valued ``fixed``
-        columns, through an index rebuilt whenever the relation has grown."""
+        columns, through an index rebuilt whenever the relation has grown or is
+        another set (a pruned stratum's rounds are new sets, not grown ones)."""
         rows = self.db[relation]
         positions = tuple(i for i, values in sorted(fixed.items()) if len(values) == 1)
         if not positions:
             return list(rows)
-        size, index = self.indexes.get((relation, positions), (-1, None))
-        if size != len(rows) or index is None:
+        indexed, size, index = self.indexes.get((relation, positions), (None, -1, None))
+        if indexed is not rows or size != len(rows) or index is None:
             index = {}
             for row in rows:
                 index.setdefault(tuple(row[i] for i in positions), []).append(row)
-            self.indexes[(relation, positions)] = (len(rows), index)
+            self.indexes[(relation, positions)] = (rows, len(rows), index)
         return index.get(tuple(next(iter(fixed[i])) for i in positions), [])
 
     def values(self, term: Term, binding: Binding, expected: str | None) -> Iterator[Any]:

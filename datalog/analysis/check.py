@@ -25,6 +25,8 @@ place; nothing stops at the first error. The passes, in order, each
   declarations, facts and rule bodies;
 - :func:`~datalog.analysis.checks.inline.check_inline`: what Soufflé refuses of
   ``inline`` relations; ``magic`` ignored (a warning).
+- :func:`~datalog.analysis.checks.subsumption.check_subsumptions`: subsumption
+  rules (one relation in both heads, then checked as the clause they read like).
 
 >>> from datalog.syntax.parser import parse
 >>> p = parse('.decl e(x: number, y: number)\\n.decl p(x: number)\\np(x) :- e(y, y).')
@@ -45,6 +47,7 @@ from datalog.analysis.checks.inline import check_inline
 from datalog.analysis.checks.io_directives import check_io_directives
 from datalog.analysis.checks.limitsize import check_limitsize
 from datalog.analysis.checks.range import check_range_restriction
+from datalog.analysis.checks.subsumption import check_subsumptions
 from datalog.analysis.checks.types import check_types
 from datalog.analysis.context import Context
 from datalog.analysis.typecheck import check_clause_types
@@ -64,6 +67,7 @@ CHECKS: tuple[Callable[[Module, Context], list[Diagnostic]], ...] = (
     check_range_restriction,
     check_clause_types,
     check_inline,
+    check_subsumptions,
 )
 
 

@@ -14,6 +14,11 @@ aggregation must not go through recursion: a negative or aggregate edge inside a
 component is an error naming the cycle, as ``p -> !q -> p`` (read "p depends on
 not q, which depends on p").
 
+A subsumption rule for ``p`` (``p(a) <= p(b) :- body.``) removes tuples of ``p``
+when its body holds: every relation its body reads is an edge of kind
+``negative`` into ``p`` (more of it can mean less of ``p``), so that body is
+computed before ``p``; its two heads read ``p``'s own candidates, no edge.
+
 >>> from datalog.syntax.parser import parse
 >>> p = parse('''.decl e(x: number, y: number)
 ... .decl t(x: number, y: number)
@@ -33,7 +38,7 @@ from itertools import pairwise
 import networkx as nx
 
 from datalog.errors import CheckError, Diagnostic
-from datalog.syntax.ast import Aggregate, Atom, Literal, Module, Negation
+from datalog.syntax.ast import Aggregate, Atom, Literal, Module, Negation, Subsumption
 from datalog.syntax.terms import aggregates_in, literal_terms
 
 _STRENGTH = {"positive": 0, "aggregate": 1, "negative": 2}
@@ -48,6 +53,8 @@ class Stratum:
     relations: tuple[str, ...]
     recursive: bool
     clauses: tuple[tuple[Atom, tuple[Literal, ...]], ...]
+    #: the subsumption rules of its relations, in source order
+    subsumptions: tuple[Subsumption, ...] = ()
 
 
 def _reads(body: tuple[Literal, ...], kind: str = "positive"):
@@ -83,6 +90,13 @@ def dependency_graph(program: Module) -> nx.DiGraph:
                 old = graph.get_edge_data(relation, head.relation)
                 if old is None or _STRENGTH[kind] > _STRENGTH[old["kind"]]:
                     graph.add_edge(relation, head.relation, kind=kind, span=span)
+    for rule in program.subsumptions:
+        target = rule.dominated.relation
+        graph.add_node(target)
+        for conjunction in rule.body:
+            for relation, _, span in _reads(conjunction):
+                graph.add_edge(relation, target, kind="negative", span=span,
+                               via="subsumption")
     return graph
 
 
@@ -108,7 +122,8 @@ def stratify(program: Module, graph: nx.DiGraph | None = None) -> list[Stratum]:
     for names, recursive in components(graph, condensed):
         numbered = sorted((item for name in names for item in by_head.get(name, ())),
                           key=lambda item: item[0])
-        strata.append(Stratum(names, recursive, tuple(c for _, c in numbered)))
+        pruning = tuple(s for s in program.subsumptions if s.dominated.relation in names)
+        strata.append(Stratum(names, recursive, tuple(c for _, c in numbered), pruning))
     return strata
 
 
@@ -130,6 +145,8 @@ def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
     depends on ``target``: name the cycle from ``target``."""
     component = {n for n, c in members.items() if c == members[source]}
     mark = "!" if data["kind"] == "negative" else "aggregate over "
+    if data.get("via") == "subsumption":
+        mark = ""
     steps = [target, mark + source]
     if source != target:
         # Data flows target -> ... -> source, so source depends, step by step
@@ -140,9 +157,13 @@ def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
                   for dependent, dependency in pairwise(chain)]
     cycle = " -> ".join(steps)
     what = "negation" if data["kind"] == "negative" else "an aggregate"
+    hint = "negation and aggregation need their input computed first; break the cycle"
+    if data.get("via") == "subsumption":
+        what = "the body of a subsumption rule"
+        hint = ("the body of a subsumption rule is computed before the relation it "
+                "prunes; break the cycle")
     return Diagnostic("error", f"`{target}` depends on itself through {what}: {cycle}",
-                      data["span"], hint="negation and aggregation need their input "
-                      "computed first; break the cycle")
+                      data["span"], hint=hint)
 
 
 def _mark(graph: nx.DiGraph, dependent: str, dependency: str) -> str:

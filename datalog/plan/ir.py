@@ -400,20 +400,44 @@ class RulePlan:
 
 
 @dataclass(frozen=True)
+class SubsumptionPlan:
+    """A subsumption rule ``r(a..) <= r(b..) :- body.`` of ``relation``: ``rule``
+    is planned as the clause ``r(a..) :- r(a..), r(b..), body`` whose head is the
+    dominated tuple followed by the dominating one (``2 * arity`` expressions), and
+    in whose steps ``relation`` stands for its *candidates* (what its facts,
+    inputs and rules give, before pruning). ``relation`` holds the candidates
+    minus every dominated tuple whose dominating tuple is another candidate
+    (see :mod:`datalog.plan.subsumption`)."""
+
+    relation: str
+    rule: RulePlan
+
+    def describe(self) -> str:
+        lines = self.rule.describe().splitlines()
+        arity = len(self.rule.head) // 2
+        dominated = ", ".join(str(e) for e in self.rule.head[:arity])
+        dominating = ", ".join(str(e) for e in self.rule.head[arity:])
+        lines[-1] = f"  remove ({dominated}) if ({dominating}) is another candidate"
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
 class StratumPlan:
     """A set of relations computed together, after every earlier stratum.
     ``recursive`` is true for a strongly connected component with a cycle (a
     relation that depends on itself, directly or through the others); ``rules``
-    are all the rules whose head is one of ``relations``."""
+    are all the rules whose head is one of ``relations``; ``subsumptions`` the
+    subsumption rules that prune them."""
 
     relations: tuple[str, ...]
     recursive: bool
     rules: tuple[RulePlan, ...]
+    subsumptions: tuple[SubsumptionPlan, ...] = ()
 
     def describe(self) -> str:
         kind = "recursive stratum" if self.recursive else "stratum"
         lines = [f"{kind} {{{', '.join(self.relations)}}}"]
-        for rule in self.rules:
+        for rule in (*self.rules, *self.subsumptions):
             lines += ["  " + line for line in rule.describe().splitlines()]
         return "\n".join(lines)
 

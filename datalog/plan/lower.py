@@ -76,6 +76,7 @@ from datalog.plan.ir import (
     Scan,
     StratumPlan,
 )
+from datalog.plan.subsumption import plan_subsumption
 from datalog.syntax import ast
 from datalog.syntax.printer import clause_text
 from datalog.syntax.terms import (
@@ -108,8 +109,12 @@ def plan_program(checked) -> ProgramPlan:
     for stratum in checked.strata:
         rules = tuple(plan_clause(head, body, types, sources, functors, sites, named)
                       for head, body in stratum.clauses)
-        if rules:
-            strata.append(StratumPlan(tuple(stratum.relations), stratum.recursive, rules))
+        pruning = tuple(plan for rule in stratum.subsumptions
+                        for plan in plan_subsumption(rule, types, sources, functors, sites,
+                                                     named))
+        if rules or pruning:
+            strata.append(StratumPlan(tuple(stratum.relations), stratum.recursive, rules,
+                                      pruning))
     # Every .input and .output directive counts (a relation may be read from two
     # files, written to a file and printed); a repeated one, and .printsize, once.
     directives = {"input": [], "output": [], "printsize": []}

@@ -200,6 +200,19 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Subsumption:
+    """``r(a..) <= r(b..) :- body.``: a tuple of ``r`` matching ``dominated`` is
+    removed from ``r`` when another tuple of ``r`` matching ``dominating`` exists
+    and ``body`` (in disjunctive normal form, as :attr:`Rule.body`) holds.
+    :mod:`datalog.plan.subsumption` says how it is evaluated."""
+
+    dominated: Atom
+    dominating: Atom
+    body: tuple[tuple[Literal, ...], ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Fact:
     """``relation(c1, c2).``: an atom whose arguments are constants (or constant
     expressions such as ``1 + 2`` or ``cat("a", "b")``)."""
@@ -332,6 +345,7 @@ class Module:
     pragmas: tuple[Pragma, ...] = ()
     plans: tuple[Plan, ...] = ()
     functors: tuple[FunctorDecl, ...] = ()
+    subsumptions: tuple[Subsumption, ...] = ()
     #: path -> text of every file the program was read from (for diagnostics).
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 

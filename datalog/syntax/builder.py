@@ -50,6 +50,7 @@ from datalog.syntax.ast import (
     RelationDecl,
     Rule,
     Span,
+    Subsumption,
     TypeDecl,
     UnaryOp,
     Variable,
@@ -332,6 +333,13 @@ class Callbacks:
         alternatives = tuple(tuple(self.as_literal(piece) for piece in conj)
                              for conj in body.alternatives)
         return Rule(heads, alternatives, self.span(calls[0], end))
+
+    def subsumption(self, dominated, _op, dominating, _if, body, end):
+        # r(x, y) <= r(x, z) :- y > z.
+        alternatives = tuple(tuple(self.as_literal(piece) for piece in conj)
+                             for conj in body.alternatives)
+        return Subsumption(self.atom(dominated), self.atom(dominating), alternatives,
+                           self.span(dominated, end))
 
     # ------------------------------------------------------------ bodies
 

@@ -58,6 +58,7 @@ from datalog.syntax.ast import (
     Override,
     RelationDecl,
     Rule,
+    Subsumption,
     TypeDecl,
     Variable,
     Wildcard,
@@ -244,7 +245,7 @@ class _Expander:
             if isinstance(item, ComponentInit):
                 if self.unique(item, names):
                     items += self.instance(item, component, inner, stack)
-            elif isinstance(item, (Fact, Rule)):
+            elif isinstance(item, (Fact, Rule, Subsumption)):
                 kept = _without(item, overridden)
                 if kept is not None:
                     items.append(_bind(kept, inner) if isinstance(kept, Rule) else kept)
@@ -285,12 +286,15 @@ def _head(component: Component) -> Span:
     return Span(s.path, s.line, s.column, s.line, s.column + len(".comp ") + len(component.name))
 
 
-def _without(clause: Fact | Rule, overridden: set[str]) -> Fact | Rule | None:
-    """``clause`` without the heads of overridden relations (None: nothing left)."""
+def _without(clause: Fact | Rule | Subsumption, overridden: set[str]):
+    """``clause`` without the heads of overridden relations (None: nothing left;
+    a subsumption rule goes with its relation)."""
     if not overridden:
         return clause
     if isinstance(clause, Fact):
         return None if clause.atom.relation in overridden else clause
+    if isinstance(clause, Subsumption):
+        return None if clause.dominated.relation in overridden else clause
     heads = tuple(h for h in clause.heads if h.relation not in overridden)
     if len(heads) == len(clause.heads):
         return clause

@@ -89,6 +89,12 @@ def _acceptable(e: UnexpectedToken) -> set[str]:
     return accepts or expected
 
 
+def _unlisted(expected: set[str]) -> set[str]:
+    """``expected`` without the rare continuations error messages do not list:
+    after a head, the ``<=`` of a subsumption rule."""
+    return expected - {"SUBSUMES"}
+
+
 class _Token(str):
     """A token's text, type and end, with lines counted in the whole text."""
 
@@ -273,7 +279,7 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
         if special is not None:
             return special
     prev = _previous_token(lark, text, len(text) if at_end else token.start_pos)
-    expected_words = _expected_text(lark, expected)
+    expected_words = _expected_text(lark, _unlisted(expected))
     if at_end:
         line, column = _end_of_text(text)
         what = "end of file"
@@ -325,8 +331,10 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
         hint = f"is a `.` missing before `{token}`?"
     elif "RBRACE" in expected and (at_end or kind == "DOT"):
         hint = "is a `}` missing?"
-    elif str(token) == "<=" and "IF" in expected:
-        hint = "subsumption (`a <= b :- ...`) is not supported by this engine"
+    elif "SUBSUMES" in expected and kind in ("CMP", "LANGLE", "RANGLE"):
+        hint = "a subsumption rule is written `r(a) <= r(b) :- body.`"
+    elif expected == {"IF"} and kind == "DOT":
+        hint = "a subsumption rule has a body: `r(a) <= r(b) :- body.`"
     elif kind in ("NAME", "LPAR") and not new_line and \
             re.search(r"\bchoice-domain\b[^\n]*$", text[:token.start_pos]):
         hint = "separate the domains with `,`: `choice-domain x, (y, z)`"

@@ -56,6 +56,7 @@ from datalog.syntax.ast import (
     RelationDecl,
     Rule,
     Span,
+    Subsumption,
     TypeDecl,
     Wildcard,
 )
@@ -378,13 +379,15 @@ def _assemble(items: list, sources: dict[str, str]) -> Module:
     if has_components(items):
         items = expand_components(items, sources)
     kinds: dict[type, list] = {TypeDecl: [], RelationDecl: [], Directive: [], Fact: [],
-                               Rule: [], Pragma: [], Plan: [], FunctorDecl: []}
+                               Rule: [], Pragma: [], Plan: [], FunctorDecl: [],
+                               Subsumption: []}
     for item in items:
         kinds[type(item)].append(item)
     return Module(types=tuple(kinds[TypeDecl]), relations=tuple(kinds[RelationDecl]),
                    directives=tuple(kinds[Directive]), facts=tuple(kinds[Fact]),
                    rules=tuple(kinds[Rule]), pragmas=tuple(kinds[Pragma]),
                    plans=tuple(kinds[Plan]), functors=tuple(kinds[FunctorDecl]),
+                   subsumptions=tuple(kinds[Subsumption]),
                    sources=tuple(sources.items()))
 
 

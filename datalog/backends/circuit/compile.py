@@ -23,6 +23,9 @@ child as the relation's epoch difference::
 
 At epoch 0 this is semi-naive evaluation; at later epochs the same circuit carries
 the incremental update (the bilinear join produces exactly the new derivations).
+A relation with subsumption rules is its distinct union (its *candidates*) minus
+the candidates they dominate, in the root or between the Distinct Trace and the
+Feedback (:mod:`datalog.backends.circuit.subsumption`).
 
 Inside a rule, each run of filters and assignments between two joins, and the head
 projection, is fused into ONE generated Python function (its source is kept on the
@@ -43,6 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from datalog.backends.circuit.choice import choose_in_recursion, choose_root
+from datalog.backends.circuit.subsumption import prune
 from datalog.backends.errors import functor_error
 from datalog.dialect.functors import WRAP, FunctorError, Overload, not_nan
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
@@ -167,6 +171,20 @@ class _Scope:
         return stream
 
 
+class _Candidates(_Scope):
+    """``scope`` in which ``relation`` is the stream of its candidates (what the
+    heads of its subsumption rules read)."""
+
+    def __init__(self, scope: _Scope, relation: str, candidates):
+        super().__init__(scope.circuit, scope.parent, f"{scope.name}: {relation} candidates")
+        self.inner = scope
+        self.streams[relation] = candidates
+
+    def relation(self, name: str):
+        stream = self.streams.get(name)
+        return stream if stream is not None else self.inner.relation(name)
+
+
 class _Compiler:
     def __init__(self, plan: ProgramPlan, circuit, functors=None):
         self.plan = plan
@@ -210,7 +228,18 @@ class _Compiler:
             if name in self.plan.choices:
                 self.root.streams[name] = choose_root(union, self.plan.choices[name], name)
                 continue
-            self.root.streams[name] = union.distinct(label=name)
+            self.root.streams[name] = self._pruned(stratum, name, union.distinct(label=name),
+                                                   self.root)
+
+    def _pruned(self, stratum: StratumPlan, name: str, candidates, scope: _Scope):
+        """``candidates`` of ``name`` without the tuples its subsumption rules
+        remove (:mod:`datalog.backends.circuit.subsumption`)."""
+        plans = [p for p in stratum.subsumptions if p.relation == name]
+        if not plans:
+            return candidates
+        own = _Candidates(scope, name, candidates)
+        return prune(candidates, plans, self.plan.relations[name].arity,
+                     lambda plan: self._rule(plan.rule, own))
 
     def _recursive(self, stratum: StratumPlan) -> None:
         # Rules reading no relation of the stratum (the base cases) run in the
@@ -238,7 +267,7 @@ class _Compiler:
                                               self.plan.choices[name][0],
                                               self.plan.relations[name].arity, name)
                 else:
-                    new = new.distinct(label=name)
+                    new = self._pruned(stratum, name, new.distinct(label=name), scope)
                 feedbacks[name].connect(new)
                 if name in self.plan.limits:    # .limitsize: the loop ends at that size
                     child.limit(new, self.plan.limits[name], label=f"limitsize {name}")

@@ -56,7 +56,8 @@ from datalog.backends.spark.errors import is_spark_failure, translate
 from datalog.backends.spark.expressions import F
 from datalog.backends.spark.pipeline import SPARK_TYPES, PipelineCompiler, relation_schema
 from datalog.errors import Diagnostic, EvaluationError
-from datalog.plan.ir import Call, Join, ProgramPlan, RulePlan, StratumPlan
+from datalog.plan.ir import Call, Join, ProgramPlan, RulePlan, StratumPlan, SubsumptionPlan
+from datalog.plan.subsumption import PAIR
 
 
 def refuse_bound_functors(plan: ProgramPlan) -> None:
@@ -75,6 +76,21 @@ def refuse_bound_functors(plan: ProgramPlan) -> None:
     if problems:
         raise EvaluationError(sorted(problems, key=lambda d: (d.span is not None, d.span and (
             d.span.path, d.span.line, d.span.column))))
+
+
+def refuse_recursive_subsumption(plan: ProgramPlan) -> None:
+    """Pruning a relation inside its recursion is not monotone: the semi-naive
+    loop, which only adds rows, cannot run it (the local engine can). A
+    subsumption rule of a recursive relation is an error at the rule."""
+    problems = [Diagnostic(
+        "error", f"the Spark engine cannot evaluate a subsumption rule of a recursive "
+                 f"relation (`{sub.rule.label}`): pruning inside recursion removes rows, "
+                 f"its semi-naive loop only adds them", sub.rule.span,
+        hint="run with --engine local (engine=\"local\"), which can still spill large "
+             "traces to Spark with --spill-threshold")
+        for stratum in plan.strata if stratum.recursive for sub in stratum.subsumptions]
+    if problems:
+        raise EvaluationError(problems)
 
 
 def _calls(node) -> Iterator[str]:
@@ -119,6 +135,7 @@ class SparkExecutor:
         self.cached: list = []
         refuse_bound_functors(plan)
         refuse_matchings(plan)
+        refuse_recursive_subsumption(plan)
 
     # ------------------------------------------------------------ entry
 
@@ -180,6 +197,9 @@ class SparkExecutor:
             for rule in stratum.rules:
                 if rule.relation == name:
                     df = df.unionByName(self.compiler.rule(rule, self.whole))
+            plans = [p for p in stratum.subsumptions if p.relation == name]
+            if plans:
+                df = self.pruned(name, self.keep(df.distinct()), plans)
             self.relations[name] = self.keep(self.chosen(name, df.distinct()))
 
     def chosen(self, name: str, df):
@@ -187,6 +207,29 @@ class SparkExecutor:
         value (one domain: :func:`refuse_matchings` refused more)."""
         domains = self.plan.choices.get(name)
         return df if not domains else least_per_domain(df, domains[0], self.types[name])
+
+    def pruned(self, name: str, candidates, plans: list[SubsumptionPlan]):
+        """``candidates`` (the distinct rows of ``name``) without the rows its
+        subsumption rules remove (:mod:`datalog.plan.subsumption`): each rule's
+        pairs (dominated, dominating) of two different rows, the dominated rows
+        anti-joined away."""
+        f = F()
+        arity = len(self.types[name])
+        pair = f"{PAIR} {name}"
+        self.types[pair] = tuple(self.types[name]) * 2
+
+        def source(relation: str, step: int):
+            return candidates if relation == name else self.relations[relation]
+
+        columns = [f"c{i}" for i in range(arity)]
+        dominated = []
+        for plan in plans:
+            pairs = self.compiler.rule(dataclasses.replace(plan.rule, relation=pair), source)
+            differ = f.lit(False)
+            for i in range(arity):
+                differ = differ | ~f.col(f"c{i}").eqNullSafe(f.col(f"c{arity + i}"))
+            dominated.append(pairs.filter(differ).select(*columns))
+        return candidates.join(union_all(dominated).distinct(), on=columns, how="left_anti")
 
     def keep(self, df):
         """A finished non-recursive relation: cached, computed once by the
