@@ -98,7 +98,12 @@ class TraceNode(Node):
 
     def _append(self, batch, iteration: int) -> None:
         self.appended += len(batch)
-        columnar = isinstance(batch, ColBatch)
+        columnar = type(batch) is ColBatch
+        if not columnar and type(self.trace) is Trace:  # rows into dicts: the common case
+            self.trace.append_rows(batch, iteration)
+            if self.columnar is not None:
+                self._maybe_columnar()
+            return
         if (columnar and self.wants_columns and len(batch) >= colbatch.THRESHOLD
                 and batch.int_only):
             self.columns_ready()
@@ -492,7 +497,7 @@ class NestedJoinNode(JoinNode):
             out = self.future.pop(i, None)
             pieces = self.columns_later.pop(i, [])
         a, b = self.inputs[0].out, self.inputs[1].out
-        found = self.columns_of(a, b) if a or b else None
+        found = self.columns_of(a, b) if self.on_columns and (a or b) else None
         if found is not None:
             self.join_columns(pieces, found[0], found[1], i)
         staged = self.finish_columns(pieces) if pieces else None  # through the stages
