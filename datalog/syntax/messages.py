@@ -338,6 +338,10 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
     elif kind in ("NAME", "LPAR") and not new_line and \
             re.search(r"\bchoice-domain\b[^\n]*$", text[:token.start_pos]):
         hint = "separate the domains with `,`: `choice-domain x, (y, z)`"
+    elif prev is not None and prev.type == "NAME" and re.search(
+            r"\bchoice-domain\b.*\s$",
+            text.split("\n")[prev.end_line - 1][:prev.end_column - 1 - len(prev)]):
+        hint = f"separate the domains with `,`: `choice-domain ..., {prev}`"
     elif kind == "VBAR":
         hint = "write disjunction in a body with `;`"
     elif "RANGLE" in expected and kind in ("LANGLE", "CMP") and str(token) == "<":
