@@ -526,6 +526,23 @@ class Circuit(BaseCircuit):
             raise EngineError(f"no output named `{name}` kept with keep=True")
         return ZSet(sink.collection)
 
+    def contents(self, name: str):
+        """The current collection of output ``name`` when the node it reads keeps
+        it (a distinct, in the root or exported from a child): a read-only, live
+        set of rows read through that node's trace (:mod:`engine.contents`).
+        ``None`` when no node keeps it (an output read straight off a source:
+        whoever gave the batches holds them)."""
+        from engine.contents import Contents
+
+        sink = self.sinks.get(name)
+        if sink is None:
+            raise EngineError(f"no output named `{name}`")
+        self.finalize()
+        node = sink.inputs[0]
+        if node.collection_cursor() is None:
+            return None
+        return Contents(node.collection_cursor)
+
     def describe(self) -> str:
         """A stable text rendering: one line per node (global id, kind, label,
         inputs), child circuits indented under their node."""
