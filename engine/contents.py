@@ -47,15 +47,10 @@ class Contents(Set):
             return False
 
     def __iter__(self) -> Iterator[tuple]:
-        cursor = self._cursor()
-        rows = list(cursor.rows())
-        for row, weight in zip(rows, cursor.weights_of(rows)):
-            if weight > 0:
-                yield row
+        return self._cursor().positive()
 
     def __len__(self) -> int:
-        cursor = self._cursor()
-        return sum(1 for weight in cursor.weights_of(cursor.rows()) if weight > 0)
+        return sum(1 for _ in self._cursor().positive())
 
     @classmethod
     def _from_iterable(cls, rows) -> frozenset:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from engine import Circuit, EngineError, OperatorError
 from engine.contents import Contents
+from engine.cursor import RowCursor
 
 edges = st.tuples(st.integers(0, 5), st.integers(0, 5))
 # a transaction: edges inserted (True) or retracted (False), a batch of `raw`
@@ -76,6 +77,8 @@ def test_contents_are_the_integral_of_the_output(transactions):
             for row in everything:
                 assert (row in contents) == (row in expected)
             assert contents == expected
+            cursor = contents._cursor()    # the cursor API's own reading agrees
+            assert set(RowCursor.positive(cursor)) == expected
 
 
 def test_contents_is_live_and_refuses_unknown_outputs():
