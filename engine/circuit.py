@@ -527,11 +527,13 @@ class Circuit(BaseCircuit):
         return ZSet(sink.collection)
 
     def contents(self, name: str):
-        """The current collection of output ``name`` when the node it reads keeps
-        it (a distinct, in the root or exported from a child): a read-only, live
-        set of rows read through that node's trace (:mod:`engine.contents`).
-        ``None`` when no node keeps it (an output read straight off a source:
-        whoever gave the batches holds them)."""
+        """The current rows of output ``name`` (its collection's rows of positive
+        weight) as a read-only, live set (:mod:`engine.contents`), read where
+        they are kept: the trace of the node the output reads when it keeps its
+        collection (a distinct, in the root or exported from a child), else the
+        output's own collection when declared with ``keep=True``. ``None`` when
+        neither keeps them (e.g. an output read straight off a source: whoever
+        gave the batches holds them)."""
         from engine.contents import Contents
 
         sink = self.sinks.get(name)
@@ -539,9 +541,11 @@ class Circuit(BaseCircuit):
             raise EngineError(f"no output named `{name}`")
         self.finalize()
         node = sink.inputs[0]
-        if node.collection_cursor() is None:
-            return None
-        return Contents(node.collection_cursor)
+        if node.collection_cursor() is not None:
+            return Contents(node.collection_cursor)
+        if sink.keep:
+            return Contents(sink.collection_cursor)
+        return None
 
     def describe(self) -> str:
         """A stable text rendering: one line per node (global id, kind, label,

@@ -167,6 +167,14 @@ class Sink(Node):
     def rollback(self) -> None:
         self.delta = EMPTY
 
+    def collection_cursor(self):
+        # with ``keep``: the collection of the committed epochs
+        if not self.keep:
+            return None
+        from engine.trace import DictRowCursor
+
+        return DictRowCursor(self.collection, False, self.circuit.epoch - 1)
+
 
 class Feedback(Node):
     """Feedback: at iteration ``i`` outputs what its source produced at ``i - 1``

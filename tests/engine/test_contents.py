@@ -1,9 +1,10 @@
 """``Circuit.contents``: an output's rows read from the trace that keeps them.
 
 After every step (committed, failed or a dry run) the contents of a distinct in
-the root and of one exported from a child circuit must equal the integral of
-the output's differences so far, as a set; an output read straight off a source
-has none (whoever gives the batches holds them).
+the root, of one exported from a child circuit and of an output that keeps its
+collection must equal the integral of the output's differences so far, as a
+set; an output read straight off a source, or any output that keeps nothing, has
+none (whoever gives the batches holds them).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def closure_circuit():
         fb.connect(new)
         circuit.output("path", child.export(new))
     circuit.output("edge", edge)
+    circuit.output("swapped", edge.map(lambda r: (r[1], r[0])), keep=True)
+    circuit.output("starts", edge.map(lambda r: (r[0],)))      # kept nowhere
     circuit.output("boom", boom.map(lambda r: (1 // 0,)))
     return circuit
 
@@ -50,8 +53,8 @@ def closure_circuit():
 @given(steps)
 def test_contents_are_the_integral_of_the_output(transactions):
     circuit = closure_circuit()
-    assert circuit.contents("edge") is None
-    kept = {"ends": {}, "path": {}}
+    assert circuit.contents("edge") is None and circuit.contents("starts") is None
+    kept = {"ends": {}, "path": {}, "swapped": {}}
     present: set = set()
     for changes, raw, end in transactions:
         batch = {row: 1 if insert else -1 for row, insert in changes.items()
