@@ -35,6 +35,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from operator import itemgetter
 from types import MappingProxyType
@@ -496,7 +497,7 @@ def _run_locally(program: Program, fact_dir: str, output_dir: str,
     for io in plan.outputs:
         check_io(io)
         relation = plan.relations[io.relation]
-        rows = session.query(io.relation)
+        rows = session._rows_of(io.relation)    # read where kept, not copied
         if output_dir == "-" or is_stdout(io):
             stdout.append(format_stdout(rows, relation, io))
         else:
@@ -720,8 +721,10 @@ class Session:
                                       functors=program._implementations(self._autoinc))
         self._circuit = self._compiled.circuit
         self._circuit.limit_memory(parse_size(memory_limit))
+        # The rows given to each relation: what retracting can take away, and
+        # the one store of a relation that no rule or fact adds to (the engine
+        # keeps every other relation's rows: see `_rows_of`).
         self._inputs: dict[str, set] = {name: set() for name in plan.relations}
-        self._contents: dict[str, set] = {name: set() for name in plan.relations}
         self._subscriptions: dict[str, list[Subscription]] = {
             name: [] for name in plan.relations}
         self._store = None
@@ -776,15 +779,15 @@ class Session:
             self.messages = tuple(messages)
 
     def _load(self) -> None:
-        """Epoch 0: the program's facts and the inputs."""
+        """Epoch 0: the program's facts and the inputs (nobody is told of its
+        changes, so they are not kept: the engine holds the rows)."""
         batches = self._compiled.initial_batches()
         for name, rows in self._inputs.items():
             if rows:
                 batch = batches.setdefault(name, {})
                 for row in rows:
                     batch[row] = batch.get(row, 0) + 1
-        self.initial = self._run(batches)
-        self.initial._relations = self._relations
+        self._step(batches)
 
     # ------------------------------------------------------------ transactions
 
@@ -858,8 +861,24 @@ class Session:
                                            if weight < 0])
 
     def _run(self, batches: dict[str, dict], dry_run: bool = False) -> Delta:
-        """One epoch; the session's own state changes only if it succeeds (and
-        not at all for a ``dry_run``)."""
+        """One epoch and its :class:`Delta`; the session's state changes only if
+        it succeeds (and not at all for a ``dry_run``)."""
+        output = self._step(batches, dry_run)
+        inserted: dict[str, frozenset] = {}
+        retracted: dict[str, frozenset] = {}
+        for name, diff in output.items():
+            if name == UNIT or not diff:
+                continue
+            rows = frozenset([row for row, weight in diff.items() if weight > 0])
+            if rows:
+                inserted[name] = rows
+            if len(rows) < len(diff):
+                retracted[name] = frozenset([row for row, weight in diff.items()
+                                             if weight < 0])
+        return Delta(inserted, retracted)
+
+    def _step(self, batches: dict[str, dict], dry_run: bool = False) -> dict:
+        """One epoch of the circuit: each relation's difference."""
         self._autoinc.begin()
         kept = False
         try:
@@ -888,24 +907,7 @@ class Session:
                 self._autoinc.commit()
             else:
                 self._autoinc.rollback()
-        inserted: dict[str, frozenset] = {}
-        retracted: dict[str, frozenset] = {}
-        for name, diff in output.items():
-            if name == UNIT or not diff:
-                continue
-            rows = frozenset([row for row, weight in diff.items() if weight > 0])
-            if rows:
-                inserted[name] = rows
-            if len(rows) < len(diff):
-                retracted[name] = frozenset([row for row, weight in diff.items()
-                                             if weight < 0])
-        if dry_run:
-            return Delta(inserted, retracted)
-        for name, rows in retracted.items():
-            self._contents[name] -= rows
-        for name, rows in inserted.items():
-            self._contents[name] |= rows
-        return Delta(inserted, retracted)
+        return output
 
     def _notify(self, delta: Delta) -> None:
         errors = []
@@ -921,6 +923,18 @@ class Session:
             raise errors[0]
 
     # ------------------------------------------------------------ reading
+
+    def _rows_of(self, relation: str) -> AbstractSet[tuple]:
+        """``relation``'s current rows, read where they are kept, never copied:
+        the engine's trace of the relation (its distinct), or, for a relation
+        no rule or fact adds to, the session's inputs (its one store)."""
+        rows = self._circuit.contents(relation)
+        return self._inputs[relation] if rows is None else rows
+
+    @property
+    def _contents(self) -> dict[str, AbstractSet[tuple]]:
+        """relation name -> its current rows (:meth:`_rows_of`, read-only)."""
+        return {name: self._rows_of(name) for name in self._relations}
 
     def query(self, pattern: str, **columns) -> frozenset:
         """The rows of a relation (``"path"``) or those matching a pattern
@@ -940,7 +954,7 @@ class Session:
             parsed = Pattern.parse(pattern, self.program.checked)
             if len(self._patterns) < _PATTERNS_KEPT:
                 self._patterns[pattern] = parsed
-        return parsed.select(self._contents[parsed.relation])
+        return parsed.select(self._rows_of(parsed.relation))
 
     def add_rules(self, text: str) -> Delta:
         """Extend the session's program with ``text`` (rules, declarations,
@@ -969,18 +983,18 @@ class Session:
         fresh = Session(program, max_iterations=self._max_iterations,
                         spill_threshold=self._spill_threshold, spill_cache=self._spill_cache,
                         memory_limit=self._memory_limit, _initial=self._inputs)
-        before = self._contents
+        before = self._contents     # the old circuit's rows, read before it goes
         self.program = program
         self._relations = fresh._relations
         self._patterns = {}
         self._compiled, self._circuit = fresh._compiled, fresh._circuit
         self._autoinc, self._functors = fresh._autoinc, fresh._functors
-        self._inputs, self._contents = fresh._inputs, fresh._contents
+        self._inputs = fresh._inputs
         for name in self._relations:
             self._subscriptions.setdefault(name, [])
         inserted, retracted = {}, {}
-        for name, rows in self._contents.items():
-            old = before.get(name, frozenset())
+        for name in self._relations:
+            rows, old = frozenset(self._rows_of(name)), frozenset(before.get(name, ()))
             if rows != old:
                 inserted[name], retracted[name] = rows - old, old - rows
         delta = Delta(inserted, retracted)
@@ -1005,7 +1019,7 @@ class Session:
                 raise DataError(f"column {name} of `{relation}` is {plan.types[column]}; "
                                 f"got {value!r}")
             constants.append((column, checked))
-        return Pattern(relation, tuple(constants), ()).select(self._contents[relation])
+        return Pattern(relation, tuple(constants), ()).select(self._rows_of(relation))
 
     def ask(self, query: str, **values) -> Answers:
         """The answers to a conjunctive query: every binding of its named
@@ -1039,7 +1053,7 @@ class Session:
         # the rule pipelines interpreted over the current rows, as explanations do
         from datalog.explain import _Evaluator, _Tables
 
-        contents = _Tables(dict(self._contents))
+        contents = _Tables(self._contents)
         evaluator = _Evaluator(self.program.plan, contents, contents)
         found: set[tuple] = set()
         try:
@@ -1057,7 +1071,7 @@ class Session:
         from datalog.frames import to_pandas
 
         self._check_relation(relation)
-        return to_pandas(self._contents[relation], self._relations[relation])
+        return to_pandas(self._rows_of(relation), self._relations[relation])
 
     #: The same as :meth:`frame`.
     to_pandas = frame
@@ -1068,10 +1082,10 @@ class Session:
         from datalog.frames import to_arrow
 
         self._check_relation(relation)
-        return to_arrow(self._contents[relation], self._relations[relation])
+        return to_arrow(self._rows_of(relation), self._relations[relation])
 
     def __repr__(self) -> str:
-        sizes = ", ".join(f"{name}: {len(rows)}" for name, rows in self._contents.items())
+        sizes = ", ".join(f"{name}: {len(self._rows_of(name))}" for name in self._relations)
         return f"<datalog.Session at epoch {self.epoch}: {sizes}>"
 
     def subscribe(self, relation: str, callback: Callable[[Delta], None]) -> Subscription:
@@ -1092,12 +1106,12 @@ class Session:
     def size(self, relation: str) -> int:
         """How many rows ``relation`` holds."""
         self._check_relation(relation)
-        return len(self._contents[relation])
+        return len(self._rows_of(relation))
 
     def contains(self, relation: str, row: tuple) -> bool:
         """Whether ``relation`` holds ``row`` (a tuple of its columns' values)."""
         self._check_relation(relation)
-        return tuple(row) in self._contents[relation]
+        return tuple(row) in self._rows_of(relation)
 
     def inputs(self, relation: str) -> frozenset:
         """The rows inserted into ``relation`` (and read from its fact files)

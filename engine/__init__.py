@@ -44,6 +44,9 @@ history
     Inside a child circuit's trace, the weights of one (key, value) by
     iteration: ``iteration -> weight`` for the past epochs merged, and again for
     the current epoch (stored compactly: see :mod:`engine.trace`).
+contents
+    An output's current collection, read from the trace of the node that
+    keeps it (a Distinct's) rather than copied: :meth:`Circuit.contents`.
 Circuit
     The root circuit: nodes evaluated in topological order once per epoch.
 ChildCircuit

@@ -583,6 +583,27 @@ class Circuit(BaseCircuit):
             raise EngineError(f"no output named `{name}` kept with keep=True")
         return ZSet(sink.collection)
 
+    def contents(self, name: str):
+        """The current rows of output ``name`` (its collection's rows of positive
+        weight) as a read-only, live set (:mod:`engine.contents`), read where
+        they are kept: the trace of the node the output reads when it keeps its
+        collection (a distinct, in the root or exported from a child), else the
+        output's own collection when declared with ``keep=True``. ``None`` when
+        neither keeps them (e.g. an output read straight off a source: whoever
+        gave the batches holds them)."""
+        from engine.contents import Contents
+
+        sink = self.sinks.get(name)
+        if sink is None:
+            raise EngineError(f"no output named `{name}`")
+        self.finalize()
+        node = sink.inputs[0]
+        if node.collection_cursor() is not None:
+            return Contents(node.collection_cursor)
+        if sink.keep:
+            return Contents(sink.collection_cursor)
+        return None
+
     def describe(self) -> str:
         """A stable text rendering: one line per node (global id, kind, label,
         inputs), child circuits indented under their node."""

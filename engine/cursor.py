@@ -163,6 +163,13 @@ class RowCursor(ABC):
     def split(self, row, i: int) -> tuple[int, int, int | None]:
         """``(before, at, later)`` of ``row`` around iteration ``i``."""
 
+    def positive(self) -> Iterator:
+        """The rows whose weight over all the part's times is positive (when the
+        part is a Distinct's past: its output's collection), in no particular
+        order."""
+        rows = list(self.rows())
+        return (row for row, weight in zip(rows, self.weights_of(rows)) if weight > 0)
+
 
 Body = Callable[[str], list]
 """Writes the lines of a loop body at the given indentation."""

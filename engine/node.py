@@ -84,6 +84,13 @@ class Node:
     def prepare(self) -> None:
         """Called once when the circuit is finalized (after fusion)."""
 
+    def collection_cursor(self):
+        """A :class:`~engine.cursor.RowCursor` over the finished epochs of a
+        trace whose rows of positive weight are this node's output collection
+        now, each row once (a Distinct's input trace); ``None`` when the node
+        keeps no such trace. :meth:`engine.circuit.Circuit.contents` reads it."""
+        return None
+
     def replace_input(self, old: Node, new: Node) -> None:
         self.inputs = [new if n is old else n for n in self.inputs]
         self.reads = [new if n is old else n for n in self.reads]
@@ -170,6 +177,14 @@ class Sink(Node):
 
     def rollback(self) -> None:
         self.delta = EMPTY
+
+    def collection_cursor(self):
+        # with ``keep``: the collection of the committed epochs
+        if not self.keep:
+            return None
+        from engine.trace import DictRowCursor
+
+        return DictRowCursor(self.collection, False, self.circuit.epoch - 1)
 
 
 class Feedback(Node):
@@ -264,6 +279,11 @@ class Export(Node):
 
     def rollback(self) -> None:
         self.acc, self.parts = {}, []
+
+    def collection_cursor(self):
+        # the sum of every epoch's iteration differences: the inner stream's
+        # collection after the last epoch's fixed point
+        return self.reads[0].collection_cursor()
 
 
 class ChildNode(Node):

@@ -848,6 +848,12 @@ class DictRowCursor(RowCursor):
         history = self.rows_.get(row)
         return (0, 0, None) if history is None else history_split(history, i)
 
+    def positive(self) -> Iterator:
+        if not self.nested:
+            return (row for row, weight in self.rows_.items() if weight > 0)
+        return (row for row, h in self.rows_.items()
+                if (h >> SHIFT if type(h) is int else history_total(h)) > 0)
+
 
 def delta_cursor(indexed: dict) -> DictCursor:
     """A cursor over an indexed Z-set in memory (a batch: key -> value ->

@@ -215,7 +215,7 @@ def _rels(repl: Repl, statement: Statement, args: list[str]) -> None:
         columns = ", ".join(f"{a.name}: {a.type}" for a in decl.attributes)
         roles = [role for role, names in (("input", repl.inputs), ("output", repl.outputs))
                  if name in names]
-        size = len(repl.reading.query(name))
+        size = repl.reading.size(name)
         table.append((f"{name}({columns})", " ".join(roles), plural(size, "row")))
     if not table:
         repl.write("no relations")

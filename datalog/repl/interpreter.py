@@ -357,7 +357,7 @@ class Repl:
         start = time.perf_counter()
         built = self._build(text)
         elapsed = time.perf_counter() - start
-        before = {name: self.session.query(name) for name in self.reported}
+        old, shown = self.session, set(self.reported)   # the old session, read after
         checked = built[2]
         self._install(text, *built)
         for warning in checked.warnings:
@@ -368,10 +368,10 @@ class Repl:
                 self.note(warning.format(dict(checked.program.sources)))
         changes = []
         for name in self.reported:
-            old = before.get(name, frozenset())
+            was = old.query(name) if name in shown else frozenset()
             now = self.session.query(name)
-            changes.extend((name, row, 1) for row in now - old)
-            changes.extend((name, row, -1) for row in old - now)
+            changes.extend((name, row, 1) for row in now - was)
+            changes.extend((name, row, -1) for row in was - now)
         self._print_changes("recompiled", changes, elapsed)
 
     # ------------------------------------------------------------ transactions
@@ -418,9 +418,8 @@ class Repl:
             if weight < 0:
                 retracted.setdefault(relation, []).append(row)
         for relation in sorted(retracted):
-            present = self.session.query(relation)
             for row in sorted(retracted[relation], key=sort_key):
-                if row in present:
+                if self.session.contains(relation, row):
                     self.note(f"warning: {format_change(relation, row, -1)} changed "
                               "nothing: a rule derives the row or the program states it")
 

@@ -66,6 +66,9 @@ class DistinctNode(Node):
     def rollback(self) -> None:
         self.trace.rollback()
 
+    def collection_cursor(self):
+        return self.trace.past_cursor()    # I(e-1): its rows of weight > 0 are out
+
     def describe_args(self) -> str:
         return "distinct"
 
@@ -310,6 +313,11 @@ class DistinctTraceNode(Node):
             out = functions["step"](rows, batch, past, trace.epoch_cursor(), i,
                                     self.scheduled, self.heap)
         self.out = out or EMPTY
+
+    def collection_cursor(self):
+        # every finished epoch, all iterations: the rows of weight > 0 are the
+        # output's collection after the last fixed point
+        return self.trace.past_cursor()
 
     def describe_args(self) -> str:
         return "distinct_trace"

@@ -57,21 +57,27 @@ def test_dry_run_then_commit_and_verify(text, txs, probes):
 
 
 def test_verify_reports_a_damaged_state_relation_by_relation():
+    """The engine's state is damaged behind the session's back (batches given
+    to the circuit's sources, not recorded as inputs), as an engine bug would:
+    an alias row taken away, nothing reads alias; a points_to row added that no
+    rule joins with (no assign, load or store mentions `nobody`)."""
     session = datalog.Program.from_file(ANDERSEN.path).session(ANDERSEN.facts_dir)
     assert not session.verify()
-    points_to = sorted(session.query("points_to"))
-    session._contents["points_to"].discard(points_to[0])      # damage the state
-    session._contents["alias"].add(("nobody", "nothing"))
+    alias = sorted(session.query("alias"))
+    while session.contains("alias", alias[0]):    # as many derivations as it has
+        session._circuit.step({"alias": {alias[0]: -1}})
+    session._circuit.step({"points_to": {("nobody", "nothing"): 1}})
     result = session.verify()
     assert result and isinstance(result, Verification)
     assert result.relations == ("alias", "points_to")
-    assert result.missing["points_to"] == {points_to[0]} and not result.extra["points_to"]
-    assert result.extra["alias"] == {("nobody", "nothing")}
-    assert next(iter(result)) == ("alias", ("nobody", "nothing"), -1)
+    assert result.missing["alias"] == {alias[0]} and not result.extra["alias"]
+    assert result.extra["points_to"] == {("nobody", "nothing")}
+    assert not result.missing["points_to"]
+    assert next(iter(result)) == ("alias", alias[0], 1)
     text = str(result)
     assert text.splitlines()[0] == "verify found differences in 2 relations:"
-    assert "points_to: 1 missing, 0 extra" in text
-    assert 'extra   alias("nobody", "nothing")' in text
+    assert "alias: 1 missing, 0 extra" in text
+    assert 'extra   points_to("nobody", "nothing")' in text
 
 
 def test_verify_reads_the_current_inputs():

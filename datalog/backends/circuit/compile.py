@@ -216,7 +216,14 @@ class _Compiler:
             else:
                 self._nonrecursive(stratum)
         for rel in self.plan.relations.values():
-            circuit.output(rel.name, self.root.streams[rel.name])
+            stream = self.root.streams[rel.name]
+            # A session reads a relation's rows where the circuit keeps them
+            # (Circuit.contents): a distinct's trace, or the session's own inputs
+            # for a relation read straight off its source; the output of any
+            # other stream keeps them.
+            held = stream.node is self.sources[rel.name].node or \
+                stream.node.collection_cursor() is not None
+            circuit.output(rel.name, stream, keep=not held)
 
     # ------------------------------------------------------------ strata
 
