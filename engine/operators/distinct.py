@@ -316,7 +316,10 @@ class DistinctTraceNode(Node):
 
     def collection_cursor(self):
         # every finished epoch, all iterations: the rows of weight > 0 are the
-        # output's collection after the last fixed point
+        # output's collection after the last fixed point. Packed state goes back
+        # to the dict trace to be read (the next large batch packs it again).
+        if self.packed is not None:
+            self._to_rows(for_good=False)
         return self.trace.past_cursor()
 
     def describe_args(self) -> str:
