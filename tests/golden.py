@@ -7,6 +7,8 @@ Each case is a folder ``tests/<kind>/<case>/`` (kind ``parse``, ``check`` or
 ``<case>.err``. A ``stratify`` case that stratifies also has ``<case>.strata``,
 one line per stratum in dependency order. Set ``DATALOG_REGEN=1`` to rewrite
 the expected files from the current output (then review them with ``git diff``).
+The evaluation goldens (``tests/records``, ``aggregates``, ``choice``,
+``subsumption``) hold ``<case>.out``, what :func:`run_output` prints.
 """
 
 from __future__ import annotations
@@ -26,6 +28,28 @@ def cases(kind: str) -> list[Path]:
     """The case folders of ``kind``, sorted."""
     folder = ROOT / kind
     return sorted(p for p in folder.iterdir() if (p / f"{p.name}.dl").exists())
+
+
+def run_output(case: Path) -> str:
+    """What ``datalog run <case>.dl -F <facts> -D -`` prints, the facts read from
+    the case's ``facts`` folder if it has one, else from the case's folder; a
+    golden program runs without warnings."""
+    import datalog
+
+    facts = case / "facts"
+    result = datalog.run(str(case / f"{case.name}.dl"),
+                         str(facts if facts.is_dir() else case), "-")
+    assert not result.warnings, result.warnings
+    return result.stdout
+
+
+def assert_golden(case: Path, output: str, suffix: str = ".out") -> None:
+    """``output`` equals the case's ``<case><suffix>`` (rewritten first with
+    ``DATALOG_REGEN=1``)."""
+    expected = case / f"{case.name}{suffix}"
+    if REGEN:
+        expected.write_text(output)
+    assert output == expected.read_text()
 
 
 def check_output(case: Path) -> str:

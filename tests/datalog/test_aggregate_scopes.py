@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -24,10 +23,10 @@ import datalog
 from datalog.analysis.grounded import grounded
 from datalog.syntax.parser import parse
 from datalog.syntax.terms import aggregates_in, literal_terms
+from tests.golden import assert_golden, cases, run_output
 
 ROOT = Path(__file__).resolve().parent.parent / "aggregates"
-CASES = sorted(p for p in ROOT.iterdir() if (p / f"{p.name}.dl").exists())
-REGEN = os.environ.get("DATALOG_REGEN") == "1"
+CASES = cases("aggregates")
 
 
 def test_there_are_cases():
@@ -36,12 +35,7 @@ def test_there_are_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_golden_evaluation(case: Path):
-    result = datalog.run(str(case / f"{case.name}.dl"), str(case), "-")
-    assert not result.warnings, result.warnings
-    expected = case / f"{case.name}.out"
-    if REGEN:
-        expected.write_text(result.stdout)
-    assert result.stdout == expected.read_text()
+    assert_golden(case, run_output(case))
 
 
 # ---------------------------------------------------------------- scopes

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,10 +26,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import datalog
+from tests.golden import assert_golden, cases, run_output
 
 ROOT = Path(__file__).resolve().parent.parent / "choice"
-CASES = sorted(p for p in ROOT.iterdir() if (p / f"{p.name}.dl").exists())
-REGEN = os.environ.get("DATALOG_REGEN") == "1"
+CASES = cases("choice")
 
 
 # ---------------------------------------------------------------- golden
@@ -42,12 +41,7 @@ def test_there_are_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_golden_evaluation(case: Path):
-    result = datalog.run(str(case / f"{case.name}.dl"), str(case / "facts"), "-")
-    assert not result.warnings, result.warnings
-    expected = case / f"{case.name}.out"
-    if REGEN:
-        expected.write_text(result.stdout)
-    assert result.stdout == expected.read_text()
+    assert_golden(case, run_output(case))
 
 
 # ---------------------------------------------------------------- programs and twins

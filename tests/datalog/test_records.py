@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -26,10 +25,10 @@ from datalog.analysis.frontend import load
 from datalog.dialect.records import ADTValue
 from datalog.errors import DatalogError, EvaluationError
 from tests.datalog.test_fuzz import pipeline
+from tests.golden import assert_golden, cases, run_output
 
 ROOT = Path(__file__).resolve().parent.parent / "records"
-CASES = sorted(p for p in ROOT.iterdir() if (p / f"{p.name}.dl").exists())
-REGEN = os.environ.get("DATALOG_REGEN") == "1"
+CASES = cases("records")
 
 
 # ---------------------------------------------------------------- golden
@@ -41,14 +40,7 @@ def test_there_are_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_golden_evaluation(case: Path):
-    facts = case / "facts"
-    result = datalog.run(str(case / f"{case.name}.dl"), str(facts if facts.is_dir() else case),
-                         "-")
-    assert not result.warnings, result.warnings
-    expected = case / f"{case.name}.out"
-    if REGEN:
-        expected.write_text(result.stdout)
-    assert result.stdout == expected.read_text()
+    assert_golden(case, run_output(case))
 
 
 # ---------------------------------------------------------------- API

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -33,11 +32,11 @@ import datalog
 from datalog.errors import DatalogError, EvaluationError
 from datalog.syntax.parser import parse
 from tests.datalog.differential import INPUTS, VALUES, programs, transactions
+from tests.golden import assert_golden, cases, run_output
 from tests.reference import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent / "subsumption"
-CASES = sorted(p for p in ROOT.iterdir() if (p / f"{p.name}.dl").exists())
-REGEN = os.environ.get("DATALOG_REGEN") == "1"
+CASES = cases("subsumption")
 
 
 # ---------------------------------------------------------------- golden
@@ -49,14 +48,7 @@ def test_there_are_cases():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_golden_evaluation(case: Path):
-    facts = case / "facts"
-    result = datalog.run(str(case / f"{case.name}.dl"), str(facts if facts.is_dir() else case),
-                         "-")
-    assert not result.warnings, result.warnings
-    expected = case / f"{case.name}.out"
-    if REGEN:
-        expected.write_text(result.stdout)
-    assert result.stdout == expected.read_text()
+    assert_golden(case, run_output(case))
 
 
 # ---------------------------------------------------------------- differential
