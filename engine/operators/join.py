@@ -306,6 +306,11 @@ class JoinNode(Node):
                 size < colbatch.JOIN_ON_RUNS or type(self.left_trace) is Trace
                 or type(self.right_trace) is Trace):
             return None
+        left, right = self.reads
+        if max(left.appended, right.appended) < colbatch.SMALL_STATE:
+            return None     # its traces would go back to dicts at commit
+        if not (left.columns_ready() and right.columns_ready()):
+            return None
         out = []
         for batch in (a, b):
             if not batch:
@@ -315,8 +320,6 @@ class JoinNode(Node):
             if found is None or not found.int_only:
                 return None
             out.append(found)
-        if not (self.reads[0].columns_ready() and self.reads[1].columns_ready()):
-            return None
         return out
 
     def finish_columns(self, pieces: list):
