@@ -106,31 +106,78 @@ class _Token(str):
 #: How many lines before an error are lexed again to find the token before it.
 _LOOKBACK_LINES = 60
 
+# Strings, comments (a `/*` that nothing closes runs to the end) and the text between.
+_PIECES = re.compile(r'"(?:[^"\\\n]|\\.)*"?|//[^\n]*|/\*.*?(?:\*/|\Z)|[^"/]+|/', re.DOTALL)
+
+
+def _block_comment(text: str, pos: int) -> re.Match | None:
+    """The ``/* */`` comment that holds ``pos`` (or starts there), or None.
+
+    >>> text = 'a("/*"). /* b(1).\\n c(2). */ d(3).'
+    >>> _block_comment(text, text.index("c")).group(0)
+    '/* b(1).\\n c(2). */'
+    >>> _block_comment(text, 3) is None, _block_comment(text, text.index("d")) is None
+    (True, True)
+    """
+    for m in _PIECES.finditer(text):
+        if m.start() > pos:
+            return None
+        if pos < m.end() and m.group(0).startswith("/*"):
+            return m
+    return None
+
+
+def unterminated_comment(text: str, pos: int) -> int | None:
+    """Where a ``/*`` that no ``*/`` closes starts, when the token the parser
+    rejected at ``pos`` is its ``/`` or its ``*`` (finding no comment there, the
+    lexer read them as operators); None otherwise.
+
+    >>> unterminated_comment("p(x) :- q(x), y = x /* to do", 21)
+    20
+    >>> unterminated_comment("p(x) :- q(x), y = /* to do */* 2.", 29) is None  # a `*` after it
+    True
+    """
+    for start in (pos, pos - 1):
+        if start >= 0 and text.startswith("/*", start) and text.find("*/", start + 2) < 0:
+            comment = _block_comment(text, start)
+            if comment is not None and comment.start() == start:
+                return start
+    return None
+
 
 def _previous_token(lark: Lark, text: str, pos: int) -> _Token | None:
-    """The last token before ``pos`` (for "missing `.`" hints), or None. Only the
-    last lines before ``pos`` are lexed, so reporting many errors in a large file
-    stays linear."""
-    start = pos
-    for _ in range(_LOOKBACK_LINES):
-        start = text.rfind("\n", 0, start)
-        if start <= 0:
-            start = 0
-            break
-    skipped_lines = text.count("\n", 0, start)
-    last = None
-    try:
-        for token in lark.lex(text[start:pos]):
-            last = token
-    except UnexpectedInput:
-        pass
-    if last is None:
-        return None
-    out = _Token(str(last))
-    out.type = last.type
-    out.end_line = last.end_line + skipped_lines
-    out.end_column = last.end_column
-    return out
+    """The last token before ``pos`` (for "missing `.`" hints), or None. The text
+    is lexed backwards in windows of a few lines (each from the start of the block
+    comment it begins in, if it does), up to the first window holding a token, so
+    reporting many errors in a large file stays linear."""
+    end = pos
+    while end > 0:
+        start = end
+        for _ in range(_LOOKBACK_LINES):
+            start = text.rfind("\n", 0, start)
+            if start <= 0:
+                start = 0
+                break
+        if start and "*/" in text[start:end]:
+            comment = _block_comment(text, start)
+            if comment is not None:
+                start = comment.start()
+        last = None
+        try:
+            for token in lark.lex(text[start:end]):
+                last = token
+        except UnexpectedInput:
+            pass
+        if last is not None:
+            out = _Token(str(last))
+            out.type = last.type
+            out.end_line = last.end_line + text.count("\n", 0, start)
+            # a window may start inside a line (at a comment): columns of its first line
+            shift = start - (text.rfind("\n", 0, start) + 1) if last.end_line == 1 else 0
+            out.end_column = last.end_column + shift
+            return out
+        end = start
+    return None
 
 
 def _end_of_text(text: str) -> tuple[int, int]:
@@ -164,9 +211,9 @@ def _unexpected_character(e: UnexpectedCharacters, text: str, lark: Lark):
         end = len(text) if end < 0 else end
         return ("unterminated string", "a string ends with `\"` on the line where it starts",
                 (line, column, column + (end - pos)))
-    if rest.startswith("/*"):
-        return ("unterminated comment", "a `/*` comment ends with `*/`",
-                (line, column, column + 2))
+    comment = unterminated_comment(text, pos)
+    if comment is not None:
+        return _unterminated(line, column - (pos - comment))
     special = _qualified(text, pos, line, column) or _special(rest, line, column)
     if special is not None:
         return special
@@ -190,7 +237,7 @@ def _qualified(text: str, pos: int, line: int, column: int):
     """A dotted name where only a plain one fits (``.decl a.b(...)``, a variable
     ``x.y``): qualified names name the relations of component instances."""
     name = re.match(r"\.[A-Za-z_?][\w?]*", text[pos:])
-    before = re.search(r"[A-Za-z_?][\w?]*$", text[:pos])
+    before = re.search(r"[A-Za-z_?][\w?]*\Z", text[:pos])   # \Z: not before a newline
     if name is None or before is None or name.group(0)[1:] in _KEYWORDS:
         return None
     whole = before.group(0) + name.group(0)
@@ -205,12 +252,13 @@ _KEYWORDS = {d[1:] for d in _DIRECTIVES} | {"number_type", "symbol_type", "funct
                                             "limitsize"}
 
 
+def _unterminated(line: int, column: int):
+    """The error of a ``/*`` at ``line``, ``column`` that no ``*/`` closes."""
+    return ("unterminated comment", "a `/*` comment ends with `*/`", (line, column, column + 2))
+
+
 def _special(rest: str, line: int, column: int):
-    """Errors recognised from the text itself: unterminated comments, unknown
-    directives."""
-    if rest.startswith("/*"):
-        return ("unterminated comment", "a `/*` comment ends with `*/`",
-                (line, column, column + 2))
+    """Errors recognised from the text itself: unknown directives."""
     m = re.match(r"\.[A-Za-z_]\w*", rest)
     if m and m.group(0) not in _DIRECTIVES:
         word = m.group(0)
@@ -274,14 +322,18 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
     at_end = token.type == "$END"
     kind = token.type
     if not at_end and token.start_pos is not None:
+        comment = unterminated_comment(text, token.start_pos)
+        if comment is not None:
+            return _unterminated(token.line, token.column - (token.start_pos - comment))
         special = _qualified(text, token.start_pos, token.line, token.column) or \
             _special(text[token.start_pos:], token.line, token.column)
         if special is not None:
             return special
     prev = _previous_token(lark, text, len(text) if at_end else token.start_pos)
     expected_words = _expected_text(lark, _unlisted(expected))
-    if at_end:
-        line, column = _end_of_text(text)
+    if at_end:    # just after the last token (not after a comment)
+        line, column = (prev.end_line, prev.end_column) if prev is not None else \
+            _end_of_text(text)
         what = "end of file"
         width = 1
     else:

@@ -65,7 +65,7 @@ from datalog.syntax.components import MAX_DEPTH as MAX_COMPONENT_DEPTH
 from datalog.syntax.components import expand as expand_components
 from datalog.syntax.components import has_components
 from datalog.syntax.fastfacts import split_facts
-from datalog.syntax.messages import describe_syntax_error
+from datalog.syntax.messages import describe_syntax_error, unterminated_comment
 from datalog.syntax.preprocess import ColumnMap, Macro, predefined, preprocess
 
 #: How many files deep ``#include`` may nest.
@@ -200,6 +200,8 @@ class _Loader:
                 offset = getattr(e, "pos_in_stream", None)
                 if isinstance(e, UnexpectedToken):
                     offset = e.token.start_pos if e.token.type != "$END" else None
+                if offset is not None and unterminated_comment(text, offset) is not None:
+                    offset = None   # the rest of the text is in the comment
                 raise _SyntaxError(error.diagnostics[0], offset) from None
             except RecursionError:
                 raise ParseError([Diagnostic("error", "program nested too deeply",
@@ -279,9 +281,14 @@ _UNSUPPORTED_DIRECTIVE = re.compile(r"\.(?!(?:decl|type|input|output|printsize|p
 
 def _resume_point(text: str, offset: int) -> int | None:
     r"""Where parsing can start again after an error at ``offset``: just after
-    the next ``.`` that ends a clause, or at the next directive, if before.
-    After a directive the dialect lacks, the whole of it is skipped (its line;
-    for ``.comp``, its ``{ ... }`` block), so nothing inside it is reported.
+    the next ``.`` that ends a clause, or at the next directive or ``/*`` that no
+    ``*/`` closes (to report it), if before. After a directive the dialect lacks,
+    the whole of it is skipped (its line; for ``.comp``, its ``{ ... }`` block), so
+    nothing inside it is reported.
+
+    >>> text = "a(1) b(2) /* to do. c(3)."
+    >>> text[_resume_point(text, 5):]
+    '/* to do. c(3).'
 
     >>> text = ".comp G {\n  .decl e(x: number)\n  e(1).\n}\n.decl f(x: number)"
     >>> text[_resume_point(text, 0):]
@@ -298,6 +305,8 @@ def _resume_point(text: str, offset: int) -> int | None:
             return m.start()
         if m.group(0) == ".":
             return m.end()
+        if m.group(0).startswith("/*") and (len(m.group(0)) < 4 or m.group(0)[-2:] != "*/"):
+            return m.start()    # a comment nothing closes: the parser reports it
     return None
 
 
