@@ -102,22 +102,25 @@ def _fact(line: str, number: int, path: str) -> Fact | None:
 
 def _scan(line: str, in_comment: bool, last: str | None) -> tuple[bool, str | None]:
     """The block-comment state after ``line`` and its last significant character
-    (``last`` if it has none)."""
+    (``last`` if it has none). Inside a block comment only its ``*/`` counts."""
     if not in_comment and '"' not in line and "/" not in line:
         stripped = line.rstrip()
         return False, stripped[-1] if stripped else last
-    for m in _PIECES.finditer(line):
-        piece = m.group(0)
+    pos = 0
+    while True:
         if in_comment:
-            if piece == "*/":
-                in_comment = False
-        elif piece == "/*":
+            close = line.find("*/", pos)
+            if close < 0:
+                return True, last
+            in_comment, pos = False, close + 2
+        m = _PIECES.search(line, pos)
+        if m is None or m.group(0).startswith("//"):
+            return False, last
+        if m.group(0) == "/*":
             in_comment = True
-        elif piece.startswith("//"):
-            break
         else:
-            last = piece[-1]
-    return in_comment, last
+            last = m.group(0)[-1]
+        pos = m.end()
 
 
 def split_facts(text: str, path: str, columns: dict) -> tuple[str, list[Fact]]:

@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from datalog.errors import ParseError
+from datalog.syntax.fastfacts import split_facts
 from datalog.syntax.parser import _parser, parse
 
 PROGRAM = """\
@@ -141,3 +142,15 @@ def test_an_unterminated_comment_is_the_last_error():
     assert _errors("a(1) b(2) /* to do. c(3).\n") == [
         ("unexpected name `b`; expected `,`, `.` or `:-`", 1, 6),
         ("unterminated comment", 1, 11)]
+
+
+@pytest.mark.parametrize("before", ["/* a // b */", '/* a "b */', "/* a */ e(0, 1).",
+                                    'a("/*").', "a(1). // /*"])
+def test_a_fact_after_a_comment_is_read_directly(before):
+    """A fact on its own line after a closed comment skips the LALR parser; one
+    inside a comment is no fact."""
+    text = f"{before}\ne(1, 2).\n/* e(3, 4).\n*/\ne(5, 6).\n"
+    _, facts = split_facts(text, "f.dl", {})
+    assert [str(f.span) for f in facts][-2:] == ["f.dl:2:1", "f.dl:5:1"]
+    expected = ([0] if "e(0" in before else []) + [1, 5]
+    assert [f.atom.args[0].value for f in parse(text).facts if f.atom.relation == "e"] == expected
