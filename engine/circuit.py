@@ -32,8 +32,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 
-import networkx as nx
-
+from engine import lazy
 from engine.errors import (
     BuildError,
     EngineError,
@@ -45,6 +44,8 @@ from engine.errors import (
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
 from engine.schedule import Iteration, moved_feedbacks, quiet_inputs
 from engine.zset import EMPTY, ZSet
+
+nx = lazy.module("networkx", globals())
 
 
 class BaseCircuit:

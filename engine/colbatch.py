@@ -35,11 +35,11 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from itertools import chain
 
-import numpy as np
-
+from engine import lazy
 from engine.zset import ZSet
 
-INT64 = np.int64
+np = lazy.module("numpy", globals())
+INT64 = "int64"
 # Where the columnar path starts to win, per operator: batches smaller than
 # these stay dicts (numpy calls cost microseconds each even on a few rows).
 # Measured with `python -m benchmarks.columnar_crossover` (state 50,000 rows,

@@ -49,15 +49,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from itertools import repeat
 
-import numpy as np
-
+from engine import lazy
 from engine.colbatch import ColBatch, bounds_of, sort_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
 from engine.trace import Trace, compile_row_functions
 
 FACTOR = 4  # a run merges into the previous one while that is under FACTOR times its size
-INT64 = np.int64
+INT64 = "int64"
+np = lazy.module("numpy", globals())
 
 
 class Unfit(Exception):

@@ -34,12 +34,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import pairwise
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from datalog.errors import CheckError, Diagnostic
 from datalog.syntax.ast import Aggregate, Atom, Literal, Module, Negation, Subsumption
 from datalog.syntax.terms import aggregates_in, literal_terms
+
+if TYPE_CHECKING:  # networkx is imported where used: `import datalog` stays quick
+    import networkx as nx
 
 _STRENGTH = {"positive": 0, "aggregate": 1, "negative": 2}
 
@@ -75,6 +77,7 @@ def _aggregate_reads(agg: Aggregate):
 
 def dependency_graph(program: Module) -> nx.DiGraph:
     """Relations as nodes, ``q -> p`` when a rule for ``p`` reads ``q``."""
+    import networkx as nx
     graph = nx.DiGraph()
     for decl in program.relations:
         graph.add_node(decl.name)
@@ -104,6 +107,7 @@ def stratify(program: Module, graph: nx.DiGraph | None = None) -> list[Stratum]:
     """The strata of ``program`` in dependency order. Raises :class:`CheckError`
     when a negative or aggregate edge lies inside a component (one diagnostic per
     such edge)."""
+    import networkx as nx
     graph = dependency_graph(program) if graph is None else graph
     condensed = nx.condensation(graph)
     members = condensed.graph["mapping"]  # relation -> component index
@@ -131,6 +135,7 @@ def components(graph: nx.DiGraph, condensed: nx.DiGraph | None = None):
     """``(relations, recursive)`` of each strongly connected component, in a
     dependency order that is stable: among the components ready to come next,
     the one with the alphabetically first relation."""
+    import networkx as nx
     condensed = nx.condensation(graph) if condensed is None else condensed
     order = nx.lexicographical_topological_sort(
         condensed, key=lambda c: min(condensed.nodes[c]["members"]))
@@ -143,6 +148,7 @@ def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
                  data: dict) -> Diagnostic:
     """``target`` reads ``source`` negatively (or in an aggregate) and ``source``
     depends on ``target``: name the cycle from ``target``."""
+    import networkx as nx
     component = {n for n, c in members.items() if c == members[source]}
     mark = "!" if data["kind"] == "negative" else "aggregate over "
     if data.get("via") == "subsumption":

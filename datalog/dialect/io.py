@@ -50,6 +50,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Protocol
 
 from datalog import sandbox
@@ -484,28 +485,72 @@ def format_rows(rows: Iterable[tuple], relation: Relation,
     file it is for) a row that would not read back as itself is an error
     (:func:`unreadable`)."""
     sep = delimiter(io)
-    ordered = sorted(rows)
     quoted = rfc4180(io)
-    if quoted:  # every symbol and record quoted, as Soufflé writes them
-        lines = [sep.join(quote_rfc4180(format_value(v)) if isinstance(v, (str, tuple))
-                          else format_value(v) for v in row) for row in ordered]
-    else:
-        lines = [sep.join(format_value(v) for v in row) for row in ordered]
-    if relation.arity == 0:
-        lines = ["()" for _ in lines]
     headers = io is not None and is_true(io.param("headers"))
-    if target is not None and relation.arity and not quoted:
-        for number, (line, row) in enumerate(zip(lines, ordered)):
-            problem = unreadable(line, row, sep, first=number == 0 and not headers)
-            if problem is not None:
-                raise unreadable_error(f"cannot write `{relation.name}` to {target}: the row "
-                                       f"{_shown(row)}", problem, hinted=io is not None)
+    if relation.arity == 0:
+        lines = ["()" for _ in rows]
+    else:
+        lines, ordered = _sorted_lines(rows, relation, sep, quoted)
+        if (target is not None and not quoted
+                and not _all_readable(lines, sep, relation.arity, first=not headers)):
+            for number, (line, row) in enumerate(zip(lines, ordered)):
+                problem = unreadable(line, row, sep, first=number == 0 and not headers)
+                if problem is not None:
+                    raise unreadable_error(f"cannot write `{relation.name}` to {target}: the "
+                                           f"row {_shown(row)}", problem, hinted=io is not None)
     if headers:
         lines.insert(0, sep.join(relation.attributes))
-    text = "".join(line + "\n" for line in lines)
+    text = "\n".join(lines) + "\n" if lines else ""
     if not _encodable(text):
         raise _unwritable(text, relation)
     return text
+
+
+def _sorted_lines(rows: Iterable[tuple], relation: Relation, sep: str,
+                  quoted: bool) -> tuple[list[str], Iterable[tuple]]:
+    """The lines of ``rows`` (of arity one or more) in sorted order, and the rows in
+    that order. A whole column is formatted at once; a relation of one column is
+    sorted as values (1-tuples compare slower), one of symbols is joined as it is."""
+    if relation.arity == 1:
+        values = sorted(row[0] for row in rows)
+        return _column_texts(values, relation.types[0], quoted), zip(values)
+    ordered = sorted(rows)
+    if not quoted and all(type_ == "symbol" for type_ in relation.types):
+        return list(map(sep.join, ordered)), ordered
+    texts = [_column_texts(list(map(itemgetter(i), ordered)), type_, quoted)
+             for i, type_ in enumerate(relation.types)]
+    return list(map(sep.join, zip(*texts))), ordered
+
+
+def _column_texts(column: list, type_: str, quoted: bool) -> list[str]:
+    """:func:`format_value` of each value of ``column``, a column of ``type_``
+    (symbols and records quoted when ``quoted``): numbers and symbols in one call."""
+    if type_ == "symbol" and not quoted:   # symbols are written as they are
+        return column
+    kinds = set(map(type, column))
+    if kinds == {int}:
+        return list(map(str, column))
+    if kinds == {float}:
+        return list(map(repr, column))
+    if quoted:
+        return [quote_rfc4180(format_value(v)) if isinstance(v, (str, tuple))
+                else format_value(v) for v in column]
+    return list(map(format_value, column))
+
+
+def _all_readable(lines: list[str], sep: str, arity: int, first: bool) -> bool:
+    """Whether every line (of ``arity`` values joined by ``sep``) reads back as its
+    row, from counts over the whole text; ``False`` when it cannot tell (then
+    :func:`unreadable` looks at each line). A one-character delimiter occurs in a
+    line exactly ``arity - 1`` times when no value holds it."""
+    if len(sep) != 1 or sep in "\r\n":
+        return False
+    text = "\n".join(lines)
+    return (text.count("\n") == len(lines) - 1           # no value holds a line break
+            and "\r\n" not in text and not text.endswith("\r")
+            and not (first and text.startswith(BOM))
+            and text.count(sep) == len(lines) * (arity - 1)
+            and (arity > 1 or "" not in lines))
 
 
 def output_file(files: dict, io: Directive, rows: Iterable[tuple], relation: Relation,

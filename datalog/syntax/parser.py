@@ -37,10 +37,7 @@ import stat
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
-
-from lark import Lark
-from lark.exceptions import UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING, NamedTuple
 
 from datalog import sandbox
 from datalog.errors import Diagnostic, ParseError
@@ -65,8 +62,11 @@ from datalog.syntax.components import MAX_DEPTH as MAX_COMPONENT_DEPTH
 from datalog.syntax.components import expand as expand_components
 from datalog.syntax.components import has_components
 from datalog.syntax.fastfacts import split_facts
-from datalog.syntax.messages import describe_syntax_error, unterminated_comment
 from datalog.syntax.preprocess import ColumnMap, Macro, predefined, preprocess
+
+if TYPE_CHECKING:  # lark is imported by the first parse: `import datalog` stays quick
+    from lark import Lark
+    from lark.exceptions import UnexpectedInput
 
 #: How many files deep ``#include`` may nest.
 MAX_INCLUDE_DEPTH = 64
@@ -88,6 +88,8 @@ _state: dict = {}
 
 def _parser() -> tuple[Lark, Callbacks]:
     if "lark" not in _state:
+        from lark import Lark
+
         callbacks = Callbacks()
         lark = Lark(_GRAMMAR.read_text(), parser="lalr", maybe_placeholders=True,
                     transformer=Transformer(callbacks))
@@ -183,6 +185,8 @@ class _Loader:
         raise ParseError(errors, self.sources)
 
     def parse_once(self, text: str, path: str, columns: dict[int, ColumnMap]) -> list:
+        from lark.exceptions import UnexpectedInput, UnexpectedToken
+
         lark, callbacks = _parser()
         with _lock:
             callbacks.reset(path, columns, self.sources)
@@ -200,6 +204,8 @@ class _Loader:
                 offset = getattr(e, "pos_in_stream", None)
                 if isinstance(e, UnexpectedToken):
                     offset = e.token.start_pos if e.token.type != "$END" else None
+                from datalog.syntax.messages import unterminated_comment
+
                 if offset is not None and unterminated_comment(text, offset) is not None:
                     offset = None   # the rest of the text is in the comment
                 raise _SyntaxError(error.diagnostics[0], offset) from None
@@ -375,6 +381,8 @@ def _read(path: str, regular: bool = False) -> str:
 
 def _syntax_error(e: UnexpectedInput, text: str, path: str, columns, lark: Lark,
                   sources: dict[str, str]) -> ParseError:
+    from datalog.syntax.messages import describe_syntax_error
+
     message, hint, (line, column, end) = describe_syntax_error(
         e, text, lark, interactive=path == INTERACTIVE_PATH)
     cmap = columns.get(line)

@@ -30,12 +30,12 @@ rows due at this iteration) come from one probe of each run.
 
 from __future__ import annotations
 
-import numpy as np
-
+from engine import lazy
 from engine.colbatch import COUNTS, INT64, ColBatch, concat, consolidate
 from engine.columnar import Run, make_run, push_run
 
-NO_TIME = np.iinfo(INT64).max
+np = lazy.module("numpy", globals())
+NO_TIME = (1 << 63) - 1  # the largest int64: no time
 
 
 def probe(sought: np.ndarray, keys: np.ndarray):

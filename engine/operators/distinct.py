@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import heapq
 
-import numpy as np
-
-from engine import colbatch
+from engine import colbatch, lazy
 from engine.codegen import build_functions
 from engine.colbatch import INT64, ColBatch
 from engine.node import Node
 from engine.operators.columns import PackedTrace, Packing, distinct_step, key_run
 from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add, history_items
 from engine.zset import EMPTY
+
+np = lazy.module("numpy", globals())
 
 
 class DistinctNode(Node):

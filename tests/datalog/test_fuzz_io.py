@@ -155,6 +155,18 @@ def test_rows_written_read_back_the_same_or_the_writer_refuses(table):
             handle.write(text)
         back = read(path, types, params)
         assert sorted(map(repr, back)) == sorted(map(repr, rows))  # -0.0 is not 0.0
+    assert text == written(rows, types, params)
+
+
+def written(rows, types, params) -> str:
+    """The text owed for rows the format holds, line by line: the header, then
+    each row's values (floats in their shortest form) joined by the delimiter."""
+    sep = params["delimiter"]
+    lines = [sep.join(repr(v) if isinstance(v, float) else str(v) for v in row)
+             if types else "()" for row in sorted(rows)]
+    if params.get("headers") == "true":
+        lines.insert(0, sep.join(f"c{i}" for i in range(len(types))))
+    return "".join(line + "\n" for line in lines)
 
 
 # numbers as a fact file may write them: any base, sign and ASCII blanks read; any

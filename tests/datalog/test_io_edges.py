@@ -89,6 +89,53 @@ def test_the_empty_symbol_alone_on_its_line_is_refused():
         format_rows({("",), ("a",)}, relation("symbol"), target="r.facts")
 
 
+def directive(**params: str) -> SimpleNamespace:
+    return SimpleNamespace(kind="output", relation="r", param=params.get)
+
+
+def test_output_text_golden():
+    """Sorted rows, numbers in decimal, floats in their shortest round-trip form,
+    symbols as they are (spaces and all), one- and two-character delimiters."""
+    rows = {(2, -1.5, "b c"), (-7, 1e100, " a"), (2, -0.0, "\\t"), (10, math.inf, "é")}
+    types = relation("number", "float", "symbol")
+    assert format_rows(rows, types, target="r.csv") == (
+        "-7\t1e+100\t a\n2\t-1.5\tb c\n2\t-0.0\t\\t\n10\tinf\té\n")
+    assert format_rows(rows, types, directive(delimiter="::"), target="r.csv") == (
+        "-7::1e+100:: a\n2::-1.5::b c\n2::-0.0::\\t\n10::inf::é\n")
+    assert format_rows({(3,), (-12,), (2**64 - 1,)}, relation("unsigned"),
+                       target="r.csv") == "-12\n3\n18446744073709551615\n"
+
+
+@pytest.mark.parametrize(("bad", "what"), [
+    (("m\tn", "x"), "a tab (the delimiter)"),
+    (("m", "n\r"), "a carriage return"),
+    (("m\r\nn", "x"), "a line break"),
+])
+def test_the_one_row_that_would_read_back_differently_among_many_is_named(bad, what):
+    """Thousands of rows that read back, and one that would not, in the middle."""
+    rows = {(f"s{i}", f"t{i % 7}") for i in range(5_000)} | {bad}
+    with pytest.raises(DataError) as caught:
+        format_rows(rows, relation("symbol", "symbol"), target="r.csv")
+    assert f"the row {ascii(bad)}" in str(caught.value) and what in str(caught.value)
+
+
+def test_a_number_holding_the_delimiter_is_refused():
+    with pytest.raises(DataError, match="the delimiter '-'"):
+        format_rows({(1, 2), (3, -4)}, relation("number", "number"), directive(delimiter="-"),
+                    target="r.csv")
+    assert format_rows({(1, 2), (3, 4)}, relation("number", "number"),
+                       directive(delimiter="-"), target="r.csv") == "1-2\n3-4\n"
+
+
+def test_a_byte_order_mark_is_refused_at_the_start_of_the_file_only():
+    rows = {("\ufeffz",), ("a",)}      # sorted after "a": not on the first line
+    assert format_rows(rows, relation("symbol"), target="r.csv") == "a\n\ufeffz\n"
+    with pytest.raises(DataError, match="byte-order mark"):
+        format_rows({("\ufeffa",), ("\ufeffb",)}, relation("symbol"), target="r.csv")
+    assert format_rows({("\ufeffa",)}, relation("symbol"), directive(headers="true"),
+                       target="r.csv") == "c0\n\ufeffa\n"
+
+
 EXTREMES = {
     "n": [(-2**63,), (2**63 - 1,), (0,)],
     "u": [(0,), (2**64 - 1,)],

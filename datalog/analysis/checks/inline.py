@@ -40,8 +40,6 @@ from datalog.analysis.context import Context
 
 from __future__ import annotations
 
-import networkx as nx
-
 from datalog.analysis.context import Context
 from datalog.analysis.transforms.inline import (
     InlineError,
@@ -128,6 +126,8 @@ def _qualifiers(program: ast.Module, sources: dict[str, str]) -> list[Diagnostic
 def _cycles(program: ast.Module, names: set[str]) -> list[list[str]]:
     """A cycle of inline relations through inline relations only (its first
     relation repeated at the end) for each group of them that reach each other."""
+    import networkx as nx  # here, not at the top: `import datalog` stays quick
+
     graph = nx.DiGraph()
     graph.add_nodes_from(sorted(names))
     for head, body in module_clauses(program):
