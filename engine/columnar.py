@@ -51,6 +51,7 @@ from itertools import repeat
 
 import numpy as np
 
+from engine import colbatch
 from engine.colbatch import ColBatch, bounds_of, sort_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
@@ -98,16 +99,16 @@ class Run:
 NARROW = (np.int8, np.int16, np.int32)
 
 
-def narrow(values: np.ndarray) -> np.ndarray:
-    """``values`` (not empty) in the first type of :data:`NARROW` holding them,
-    else as they are.
+def narrow(values: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndarray:
+    """``values`` (not empty) in the first type of :data:`NARROW` holding
+    them (``bounds``: their ``(low, high)``, if known), else as they are.
 
     >>> narrow(np.array([0, 127])).dtype, narrow(np.array([-129, 0])).dtype
     (dtype('int8'), dtype('int16'))
     >>> narrow(np.array([1 << 40])).dtype
     dtype('int64')
     """
-    low, high = int(values.min()), int(values.max())
+    low, high = bounds if bounds is not None else (int(values.min()), int(values.max()))
     for kind in NARROW:
         limits = np.iinfo(kind)
         if limits.min <= low and high <= limits.max:
@@ -119,9 +120,12 @@ def make_run(columns: list, iterations, weights, key_column: int,
              bounds: list | None = None) -> Run | None:
     """A run of the entries (any order, repeats allowed): sorted by key, then
     the other columns, then iteration; equal entries summed; zeros dropped;
-    the iterations and weights :func:`narrow`. ``None`` when empty."""
-    iterations = iterations.astype(INT64, copy=False)  # sums and sort keys in int64
-    weights = weights.astype(INT64, copy=False)
+    the iterations and weights :func:`narrow` (from
+    :data:`~engine.colbatch.NARROW_ROWS` entries). ``None`` when empty."""
+    if iterations.dtype != INT64:  # sums and sort keys in int64
+        iterations = iterations.astype(INT64)
+    if weights.dtype != INT64:
+        weights = weights.astype(INT64)
     ordered = [columns[key_column], *(c for at, c in enumerate(columns) if at != key_column),
                iterations]
     if bounds is None:
@@ -155,7 +159,10 @@ def make_run(columns: list, iterations, weights, key_column: int,
         iterations, weights = iterations[keep], weights[keep]
     if not len(weights):
         return None
-    return Run(columns, narrow(iterations), narrow(weights), key_column, bounds)
+    if len(weights) >= colbatch.NARROW_ROWS:
+        iterations = narrow(iterations, bounds[-1] if bounds is not None else None)
+        weights = narrow(weights)
+    return Run(columns, iterations, weights, key_column, bounds)
 
 
 def merge_runs(runs: list, key_column: int) -> Run | None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.columnar import ColumnarTrace
+from engine.columnar import ColumnarTrace, narrow
 from engine.time import Timestamp, leq, lub
 from engine.trace import Trace, ZSetTrace, encode, history_add, history_items, history_total
 
@@ -166,3 +166,33 @@ def test_cursors_answer_the_operators_questions(kind, history, i):
         everything = sorted(v for g in part.values() for v in g) + [(9, 9)]
         assert row_cursor.weights_of(everything) == [
             sum(part.get((v[0],), {}).get(v, {}).values()) for v in everything]
+
+
+big_weights = st.dictionaries(rows, st.sampled_from([1, -1, 100, -100, 30_000, 1 << 40]),
+                              max_size=5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([0, 3, 200, 40_000]), big_weights),
+                         max_size=4), max_size=5))
+def test_columnar_runs_in_narrow_types_sum_past_them_exactly(history):
+    """Runs keep iterations and weights in int8/16/32 when they fit; merging
+    runs whose weights add up past the type's range (100 + 100 in int8) stays exact."""
+    from engine.colbatch import columns_from
+
+    with columns_from(0):
+        trace = ColumnarTrace(nested=True, index=("cols", (0,)))
+        expected: dict = {}
+        for epoch in history:
+            for iteration, batch in epoch:
+                trace.append_rows(batch, iteration)
+                for row, w in batch.items():
+                    k = ((row[0],), row, iteration)
+                    expected[k] = expected.get(k, 0) + w
+            expected = {k: w for k, w in expected.items() if w}
+            trace.commit()
+            got = {(key, value, time[1]): w for key, value, time, w in trace.entries()}
+            assert got == expected
+    for run in trace.past:  # each in the narrowest type of its values
+        for values in (run.iterations, run.weights):
+            assert values.dtype == narrow(values.astype("int64")).dtype
