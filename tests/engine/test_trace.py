@@ -196,3 +196,22 @@ def test_columnar_runs_in_narrow_types_sum_past_them_exactly(history):
     for run in trace.past:  # each in the narrowest type of its values
         for values in (run.iterations, run.weights):
             assert values.dtype == narrow(values.astype("int64")).dtype
+
+
+def test_a_columnar_trace_back_in_dicts_keeps_one_object_per_number_and_history():
+    trace = ColumnarTrace(nested=True, index=("cols", (0,)))
+    trace.append_rows({(1000, 5000 + i % 3): 1 for i in range(3)} | {(2000, 5000): 1},
+                      iteration=7)
+    trace.commit()
+    dicts = trace.to_trace()
+    rows = [(key, row, history) for key, group in dicts.past.items()
+            for row, history in group.items()]
+    assert sorted((key, row) for key, row, _ in rows) == [
+        ((1000,), (1000, 5000)), ((1000,), (1000, 5001)), ((1000,), (1000, 5002)),
+        ((2000,), (2000, 5000))]
+    assert len({id(history) for _, _, history in rows}) == 1      # weight 1 at iteration 7
+    fives = [row[1] for _, row, _ in rows if row[1] == 5000]
+    assert fives[0] is fives[1]
+    thousands = [number for key, row, _ in rows for number in (key[0], row[0])
+                 if number == 1000]
+    assert len(thousands) == 6 and len({id(n) for n in thousands}) == 1
