@@ -8,10 +8,11 @@ and one transaction inserting every fact), then prints, per derived tuple:
 
 - the process's RSS growth over the batch, right after it (``steady``) and
   after a garbage collection and ``malloc_trim`` (``trim``), as the table does;
-- what CPython's small-object allocator holds (``sys._debugmallocstats``): its
-  arenas (RSS it keeps), the bytes of live objects in them, and the rest
-  (fragmentation: free blocks and pools in arenas it cannot give back because
-  some object still lives in them);
+- what CPython's small-object allocator gained over the batch
+  (``sys._debugmallocstats``): its arenas (RSS it keeps), the bytes of live
+  objects in them, and the rest (fragmentation: free blocks and pools in arenas
+  it cannot give back because some object still lives in them; below zero when
+  the batch filled arenas that were free before it);
 - the bytes each part of the session reaches (objects and numpy buffers, each
   counted once, for the first part that reaches it, in the order listed): the
   session's input sets, each circuit node's state (traces, schedules), the
