@@ -107,14 +107,10 @@ def pymalloc_stats() -> dict[str, int]:
         found = re.search(pattern + r"\s*=\s*([\d,]+)", text)
         return int(found.group(1).replace(",", "")) if found else 0
 
-    arena_size = number(r"# arenas allocated total") and _arena_size(text)
-    return {"arenas": number(r"# arenas allocated current") * arena_size,
+    size = re.search(r"\d+ arenas \* (\d+) bytes/arena", text)
+    arena = int(size.group(1)) if size else 1 << 20
+    return {"arenas": number(r"# arenas allocated current") * arena,
             "live": number(r"# bytes in allocated blocks")}
-
-
-def _arena_size(text: str) -> int:
-    found = re.search(r"(\d+) arenas \* (\d+) bytes/arena", text)
-    return int(found.group(2)) if found else 1 << 20
 
 
 def trace_kind(node) -> str:
