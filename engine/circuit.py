@@ -30,6 +30,7 @@ a failure drops it (``rollback``) and the circuit is exactly as before.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Mapping
 
 from engine import lazy
@@ -41,6 +42,7 @@ from engine.errors import (
     MemoryLimitError,
     OperatorError,
 )
+from engine.memory import trim_after
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
 from engine.schedule import Iteration, moved_feedbacks, quiet_inputs
 from engine.zset import EMPTY, ZSet
@@ -515,6 +517,7 @@ class Circuit(BaseCircuit):
         if epoch is not None and epoch != self.epoch:
             raise EpochError(f"the circuit is at epoch {self.epoch}; got a step for "
                              f"epoch {epoch}")
+        started = time.perf_counter()
         self.finalize()
         inputs = dict(inputs or {})
         unknown = sorted(set(inputs) - set(self.sources))
@@ -561,12 +564,12 @@ class Circuit(BaseCircuit):
         if dry_run:
             for node in nodes:
                 node.rollback()
-            self._clear()
-            return result
-        for node in self.stopping:
-            node.clock_stop(0, e)
-        self.epoch = e + 1
+        else:
+            for node in self.stopping:
+                node.clock_stop(0, e)
+            self.epoch = e + 1
         self._clear()
+        trim_after(time.perf_counter() - started)  # a large epoch's garbage: back to the system
         return result
 
     def _clear(self) -> None:

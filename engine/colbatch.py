@@ -77,6 +77,12 @@ PLUS_ROWS = 256
 #: 5-7 ms with its state left in runs, 1 ms in dicts); the move costs about a
 #: microsecond per entry, so larger states stay in runs.
 SMALL_STATE = 20_000
+#: A run (engine.columnar) of this many entries or more keeps its iterations
+#: and weights in the narrowest int type that holds them; shorter ones stay
+#: int64: they hold little, and finding the range (two passes) cost single-fact
+#: updates more than it saved (their appends make many small runs, which merge
+#: into larger ones later).
+NARROW_ROWS = 1024
 #: Times each columnar operator ran (``join``, ``distinct``, ``plus``) and rows
 #: of columnar join output that went through row stages (``row_stages``): for
 #: tests and profiles, which check that a path was (or was not) taken.
@@ -95,7 +101,7 @@ def columns_from(rows: int | None, state: int | None = None):
     >>> colbatch.THRESHOLD == THRESHOLD
     True
     """
-    names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS")
+    names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))

@@ -336,6 +336,7 @@ class Trace:
         """
         trace = cls(nested=nested, index=index)
         trace.epoch = epoch
+        shared: dict = {}  # one object per int history (few distinct ones: 32 bytes each)
         for key, value, at, iteration, weight in entries:
             if not nested:
                 group = trace.past.setdefault(key, {})
@@ -355,7 +356,8 @@ class Trace:
                 if not group:
                     del store[key]
             else:
-                group[value] = history
+                group[value] = shared.setdefault(history, history) if type(
+                    history) is int else history
         return trace
 
     def adopt(self, other: Trace) -> None:

@@ -183,13 +183,15 @@ def key_run(keys, iterations, weights) -> Run | None:
 
 def gather(spine: list, sought: np.ndarray):
     """``(sought index, iteration, weight)`` of the entries of ``spine`` under
-    each of the ``sought`` packed rows."""
+    each of the ``sought`` packed rows, all ``int64`` (a run's may be narrower:
+    ``np.add.at`` into ``int64`` from another type took a path 250x slower)."""
     found = []
     for run in spine:
         pairs = probe(sought, run.keys)
         if pairs is not None:
             mine, theirs = pairs
-            found.append((mine, run.iterations[theirs], run.weights[theirs]))
+            found.append((mine, run.iterations[theirs].astype(INT64, copy=False),
+                          run.weights[theirs].astype(INT64, copy=False)))
     if not found:
         return None
     if len(found) == 1:

@@ -52,3 +52,20 @@ def test_root_operators_compact_too():
     assert stored_entries(circuit) == baseline
     assert {node.global_id: dict(node.results) for node in circuit.all_nodes
             if hasattr(node, "results")} == results
+
+
+def test_a_long_step_hands_what_it_freed_back_and_a_short_one_does_not(monkeypatch):
+    from engine import memory
+
+    trims = []
+    monkeypatch.setattr(memory, "trim", lambda: trims.append(1))
+    circuit = transitive_closure()
+    monkeypatch.setattr(memory, "TRIM_AFTER", 3600.0)   # every step is short
+    circuit.step({"edge": {(1, 2): 1}})
+    circuit.step({"edge": {(2, 3): 1}}, dry_run=True)
+    assert trims == []
+    monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)      # every step is long
+    circuit.step({"edge": {(2, 3): 1}})
+    circuit.step({"edge": {(3, 4): 1}}, dry_run=True)
+    assert trims == [1, 1]
+    assert circuit.collection("path") == {(1, 2): 1, (2, 3): 1, (1, 3): 1}

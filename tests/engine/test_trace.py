@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.columnar import ColumnarTrace
+from engine.columnar import ColumnarTrace, narrow
 from engine.time import Timestamp, leq, lub
 from engine.trace import Trace, ZSetTrace, encode, history_add, history_items, history_total
 
@@ -166,3 +166,52 @@ def test_cursors_answer_the_operators_questions(kind, history, i):
         everything = sorted(v for g in part.values() for v in g) + [(9, 9)]
         assert row_cursor.weights_of(everything) == [
             sum(part.get((v[0],), {}).get(v, {}).values()) for v in everything]
+
+
+big_weights = st.dictionaries(rows, st.sampled_from([1, -1, 100, -100, 30_000, 1 << 40]),
+                              max_size=5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([0, 3, 200, 40_000]), big_weights),
+                         max_size=4), max_size=5))
+def test_columnar_runs_in_narrow_types_sum_past_them_exactly(history):
+    """Runs keep iterations and weights in int8/16/32 when they fit; merging
+    runs whose weights add up past the type's range (100 + 100 in int8) stays exact."""
+    from engine.colbatch import columns_from
+
+    with columns_from(0):
+        trace = ColumnarTrace(nested=True, index=("cols", (0,)))
+        expected: dict = {}
+        for epoch in history:
+            for iteration, batch in epoch:
+                trace.append_rows(batch, iteration)
+                for row, w in batch.items():
+                    k = ((row[0],), row, iteration)
+                    expected[k] = expected.get(k, 0) + w
+            expected = {k: w for k, w in expected.items() if w}
+            trace.commit()
+            got = {(key, value, time[1]): w for key, value, time, w in trace.entries()}
+            assert got == expected
+    for run in trace.past:  # each in the narrowest type of its values
+        for values in (run.iterations, run.weights):
+            assert values.dtype == narrow(values.astype("int64")).dtype
+
+
+def test_a_columnar_trace_back_in_dicts_keeps_one_object_per_number_and_history():
+    trace = ColumnarTrace(nested=True, index=("cols", (0,)))
+    trace.append_rows({(1000, 5000 + i % 3): 1 for i in range(3)} | {(2000, 5000): 1},
+                      iteration=7)
+    trace.commit()
+    dicts = trace.to_trace()
+    rows = [(key, row, history) for key, group in dicts.past.items()
+            for row, history in group.items()]
+    assert sorted((key, row) for key, row, _ in rows) == [
+        ((1000,), (1000, 5000)), ((1000,), (1000, 5001)), ((1000,), (1000, 5002)),
+        ((2000,), (2000, 5000))]
+    assert len({id(history) for _, _, history in rows}) == 1      # weight 1 at iteration 7
+    fives = [row[1] for _, row, _ in rows if row[1] == 5000]
+    assert fives[0] is fives[1]
+    thousands = [number for key, row, _ in rows for number in (key[0], row[0])
+                 if number == 1000]
+    assert len(thousands) == 6 and len({id(n) for n in thousands}) == 1
