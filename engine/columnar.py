@@ -95,7 +95,7 @@ class Run:
 #: have iterations below 128 and weights below 128, so an entry of a trace of
 #: pairs takes 8 + 8 + 1 + 1 bytes instead of 32 (a Distinct's packed entry 10
 #: instead of 24).
-NARROW = (np.int8, np.int16, np.int32)
+NARROW = ("int8", "int16", "int32")
 
 
 def narrow(values: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndarray:
