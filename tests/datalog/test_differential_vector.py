@@ -63,7 +63,7 @@ def arithmetic_programs(draw) -> str:
         "r4(x, y) :- e(x, y).",
         f"r4(x, z) :- r4(x, y), e(y, z), {draw(comparison(x))}.",
         ".decl r5(x: number, u: unsigned)",
-        f"r5(x, to_unsigned(x) * 3u + to_unsigned(y)) :- r4(x, y), x != y.",
+        "r5(x, to_unsigned(x) * 3u + to_unsigned(y)) :- r4(x, y), x != y.",
     ]
     return DECLS + "\n".join(lines) + "\n"
 
