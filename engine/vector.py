@@ -21,8 +21,9 @@ unsigned value below ``2**63`` may sit in an ``"i"`` column (that is how
 Operators (:data:`OPERATORS`) compute 64-bit integer arithmetic wrapping
 around, division and remainder truncating toward zero (C), shifts by the count
 modulo 64, logical operators giving 1 or 0, float arithmetic in IEEE doubles;
-comparisons of symbols are equality and inequality of their ids (exact: the
-ids are interned). A **step** of a program keeps the rows where a condition
+comparisons of symbols: equality and inequality of their ids (exact: the ids
+are interned), order by the text (the ids of the batch ranked by their
+symbols, one sort of its distinct symbols). A **step** of a program keeps the rows where a condition
 holds (``("filter", expr)``), appends a slot (``("extend", expr)``) or replaces
 the row (``("select", (expr, ...))``).
 
@@ -93,7 +94,7 @@ OPERATORS: dict[str, tuple[frozenset, str | None]] = {
     **dict.fromkeys(("mod", "band", "bor", "bxor", "bnot", "bshl", "bshr", "bshru",
                      "land", "lor", "lxor", "lnot"), (_INT, None)),
     **dict.fromkeys(("eq", "ne"), (_ANY, "b")),
-    **dict.fromkeys(("lt", "le", "gt", "ge"), (_NUM, "b")),
+    **dict.fromkeys(("lt", "le", "gt", "ge"), (_ANY, "b")),
     **dict.fromkeys(("and", "or", "not"), (frozenset("b"), "b")),
     "to_i": (_NUM, "i"), "to_u": (_NUM, "u"), "to_f": (_NUM, "f"),
 }
@@ -300,6 +301,23 @@ def _extreme(better, values):
     return out
 
 
+def _ranks(a: np.ndarray, b: np.ndarray) -> tuple:
+    """Symbol ids ``a`` and ``b`` as their ranks in the order of their text
+    (code points, as Python orders ``str``) among the symbols they hold."""
+    distinct = np.sort(np.concatenate([a, b]))
+    distinct = distinct[np.concatenate(([True], distinct[1:] != distinct[:-1]))]
+    names = SYMBOLS.symbols(distinct)
+    rank = np.empty(len(distinct), dtype=INT64)
+    rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(distinct))
+    return rank[distinct.searchsorted(a)], rank[distinct.searchsorted(b)]
+
+
+def _ordered(compare):
+    def ordered(kind, a, b):
+        return compare(*_ranks(a, b)) if kind == "s" else compare(a, b)
+    return ordered
+
+
 def _float_checked(op):
     return lambda kind, a, b: _no_nan(kind, op(a, b))
 
@@ -318,8 +336,8 @@ _COMPUTE = {
     "lxor": lambda kind, a, b: _truth(kind, (a != 0) != (b != 0)),
     "lnot": lambda kind, a: _truth(kind, a == 0),
     "eq": lambda kind, a, b: a == b, "ne": lambda kind, a, b: a != b,
-    "lt": lambda kind, a, b: a < b, "le": lambda kind, a, b: a <= b,
-    "gt": lambda kind, a, b: a > b, "ge": lambda kind, a, b: a >= b,
+    "lt": _ordered(np.less), "le": _ordered(np.less_equal),
+    "gt": _ordered(np.greater), "ge": _ordered(np.greater_equal),
     "and": lambda kind, *xs: np.logical_and.reduce(xs),
     "or": lambda kind, *xs: np.logical_or.reduce(xs),
     "not": lambda kind, a: ~a,

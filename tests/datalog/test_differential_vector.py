@@ -55,7 +55,7 @@ def arithmetic_programs(draw) -> str:
         ".decl r1(a: symbol, p: float)",
         f"r1(a, {floats}) :- f(a, p), f(a, q), p {draw(st.sampled_from(['<', '!=']))} q.",
         ".decl r2(a: symbol, x: number)",
-        f"r2(a, x) :- s(a, x), s(b, y), a {draw(st.sampled_from(['=', '!=']))} b, "
+        f"r2(a, x) :- s(a, x), s(b, y), a {draw(st.sampled_from(['=', '!=', '<']))} b, "
         f"{draw(comparison(x[:2]))}.",
         ".decl r3(x: number, y: number)",
         f"r3(x, y) :- r0(x, z), y = {draw(numeric(('x', 'z')))}, {draw(comparison(x))}.",

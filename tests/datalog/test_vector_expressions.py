@@ -32,7 +32,7 @@ unsigneds = st.one_of(st.integers(0, 5), st.sampled_from([0, 1 << 63, (1 << 64) 
                       st.integers(0, (1 << 64) - 1))
 floats = st.one_of(st.sampled_from([0.0, -0.0, 1.5, -2.5, math.inf, -math.inf, 1e300, 7.0]),
                    st.floats(allow_nan=False, width=64))
-symbols = st.sampled_from(["a", "b", "", "ab"])
+symbols = st.sampled_from(["a", "b", "", "ab", "B", "é", "a\x00"])
 VALUES = {"number": numbers, "unsigned": unsigneds, "float": floats, "symbol": symbols}
 
 ARITHMETIC = ["+", "-", "*", "/", "^"]
@@ -125,10 +125,7 @@ def test_vectorised_stage_equals_rows(condition, assigned, table, data):
                             project=project)
     batch = ColBatch.from_rows(table)
     expected = per_row(condition, assigned, project, table)
-    symbol_order = condition.types[0] == "symbol" and condition.op not in ("=", "!=")
-    assert (program is None) == symbol_order  # everything else has a columnar form
-    if program is None:
-        return
+    assert program is not None   # every operator generated has a columnar form
     try:
         found = vector.run(program, batch)
     except vector.Fallback:
@@ -145,7 +142,6 @@ def test_vectorised_stage_equals_rows(condition, assigned, table, data):
     Call("strlen", (Col(6),), ("symbol",)),
     Call("to_number", (Col(6),), ("symbol",)),
     Call("contains", (Col(6), Col(7)), ("symbol", "symbol")),
-    Call("<", (Col(6), Col(7)), ("symbol", "symbol")),
     Call("range", (Col(0), Col(1)), ("number", "number")),
     Call("@f", (Col(0),), ("number",)),
 ])

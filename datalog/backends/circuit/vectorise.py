@@ -6,15 +6,14 @@ same stage as an :class:`engine.vector.Program`, which the engine evaluates on
 the columns of a large batch. A stage whose expressions have no exact
 columnar form gets ``None`` and runs per row: symbol functors (``cat``,
 ``strlen``, ``substr``, ``to_string``, ``to_number`` of a symbol, ``ord`` of a
-symbol or an unsigned), ordering comparisons of symbols (interned ids do not
-keep the order of the text), ``contains`` and ``match``, ``range`` (several
-rows per row), records and ADTs, ``autoinc`` and user-defined functors.
+symbol or an unsigned), ``contains`` and ``match``, ``range`` (several rows
+per row), records and ADTs, ``autoinc`` and user-defined functors.
 
 >>> from datalog.plan.ir import Call, Col, Const
 >>> e = Call("/", (Col(0), Const(2)), ("number", "number"))
 >>> expression(e)
 Op(name='div', args=(Col(index=0), Lit(value=2, kind='i')), kind='i')
->>> expression(Call("<", (Col(0), Col(1)), ("symbol", "symbol"))) is None
+>>> expression(Call("cat", (Col(0), Col(1)), ("symbol", "symbol"))) is None
 True
 """
 
