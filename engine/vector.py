@@ -10,7 +10,11 @@ The expression language knows nothing about the language it came from:
 
 - ``Col(i)``: slot ``i`` of the row;
 - ``Lit(value, kind)``: a constant;
-- ``Op(name, args, kind)``: the operator ``name`` on arguments of ``kind``.
+- ``Op(name, args, kind)``: the operator ``name`` on arguments of ``kind``;
+- ``Call(function, args, kinds, result)``: a Python function of the
+  arguments' Python values (symbols as ``str``), called once per distinct
+  tuple of arguments in the batch, its results of kind ``result`` (for the
+  functions numpy has no form of: those of text). It must be pure.
 
 Kinds are the column kinds of :mod:`engine.colbatch` — ``"i"`` (``int64``),
 ``"u"`` (``uint64``), ``"f"`` (``float64``), ``"s"`` (interned symbol ids) —
@@ -51,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.colbatch import INT64, SYMBOLS, ColBatch, consolidate
+from engine.colbatch import INT64, SYMBOLS, ColBatch, consolidate, sort_order
 
 UINT64 = np.uint64
 DTYPES = {"i": INT64, "u": UINT64, "f": np.float64, "s": INT64, "b": np.bool_}
@@ -86,6 +90,17 @@ class Op:
     kind: str
 
 
+@dataclass(frozen=True)
+class Call:
+    """``function`` (pure, on Python values) of ``args`` of ``kinds``, its
+    results of kind ``result``."""
+
+    function: object
+    args: tuple
+    kinds: tuple
+    result: str
+
+
 # name -> (argument kinds accepted, result kind; None: the argument kind)
 _NUM, _INT, _ANY = frozenset("iuf"), frozenset("iu"), frozenset("iufs")
 OPERATORS: dict[str, tuple[frozenset, str | None]] = {
@@ -106,6 +121,8 @@ def result_kind(expr) -> str | None:
         return None
     if isinstance(expr, Lit):
         return expr.kind
+    if isinstance(expr, Call):
+        return expr.result
     return OPERATORS[expr.name][1] or expr.kind
 
 
@@ -120,6 +137,12 @@ def check(expr) -> None:
     elif isinstance(expr, Lit):
         if expr.kind not in DTYPES:
             raise ValueError(f"no kind {expr.kind!r}")
+    elif isinstance(expr, Call):
+        if (not callable(expr.function) or len(expr.kinds) != len(expr.args)
+                or expr.result not in DTYPES or not set(expr.kinds) <= set("iufs")):
+            raise ValueError(f"not a call: {expr!r}")
+        for arg in expr.args:
+            check(arg)
     elif not isinstance(expr, Col):
         raise ValueError(f"not an expression: {expr!r}")
 
@@ -183,6 +206,10 @@ def _value(expr, slots: list, n: int):
     if isinstance(expr, Lit):
         value = SYMBOLS.ids([expr.value])[0] if expr.kind == "s" else expr.value
         return np.full(n, value, dtype=DTYPES[expr.kind]), expr.kind
+    if isinstance(expr, Call):
+        args = [_coerce(*_value(arg, slots, n), kind)
+                for arg, kind in zip(expr.args, expr.kinds)]
+        return _call(expr, args, n), expr.result
     kind = expr.kind
     args = [_coerce(*_value(arg, slots, n), kind) for arg in expr.args]
     out = _COMPUTE[expr.name](kind, *args)
@@ -198,6 +225,45 @@ def _coerce(array: np.ndarray, have: str, want: str) -> np.ndarray:
             raise Fallback("a negative value read as unsigned")
         return array.astype(UINT64)
     raise Fallback(f"a value of kind {have!r} where {want!r} is expected")
+
+
+def _call(expr: Call, args: list, n: int) -> np.ndarray:
+    """``expr.function`` once per distinct tuple of ``args``, spread back."""
+    if not n:
+        return np.zeros(0, dtype=DTYPES[expr.result])
+    if args:
+        keys = [a.view(INT64) if a.dtype != INT64 else a for a in args]
+        order = sort_order(keys)
+        new = np.zeros(n, dtype=bool)
+        new[0] = True
+        for key in keys:
+            ordered = key[order]
+            new[1:] |= ordered[1:] != ordered[:-1]
+        firsts = order[new]
+        where = np.empty(n, dtype=INT64)
+        where[order] = np.cumsum(new) - 1   # the distinct tuple of each row
+    else:
+        firsts, where = np.zeros(1, dtype=INT64), np.zeros(n, dtype=INT64)
+    values = [SYMBOLS.symbols(a[firsts]) if kind == "s" else a[firsts].tolist()
+              for a, kind in zip(args, expr.kinds)]
+    try:
+        results = [expr.function(*vs) for vs in zip(*values)] if args \
+            else [expr.function()]
+    except Exception as error:  # the row path raises it, at its place
+        raise Fallback(f"{error}") from None
+    wanted = _PYTHON_TYPES[expr.result]
+    if any(type(r) not in wanted for r in results):
+        raise Fallback("a result of another type")
+    if expr.result == "s":
+        return SYMBOLS.ids(results)[where]
+    try:
+        found = np.array(results, dtype=DTYPES[expr.result])
+    except OverflowError:
+        raise Fallback("an integer out of the column's range") from None
+    return found[where]
+
+
+_PYTHON_TYPES = {"i": (int,), "u": (int,), "f": (float,), "s": (str,), "b": (bool,)}
 
 
 def _no_nan(kind: str, out: np.ndarray) -> np.ndarray:

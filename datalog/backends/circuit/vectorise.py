@@ -3,22 +3,28 @@
 The circuit compiler fuses a rule's filters, assignments and projection into
 one generated Python function per stage; :func:`stage_program` describes the
 same stage as an :class:`engine.vector.Program`, which the engine evaluates on
-the columns of a large batch. A stage whose expressions have no exact
-columnar form gets ``None`` and runs per row: symbol functors (``cat``,
-``strlen``, ``substr``, ``to_string``, ``to_number`` of a symbol, ``ord`` of a
-symbol or an unsigned), ``contains`` and ``match``, ``range`` (several rows
-per row), records and ADTs, ``autoinc`` and user-defined functors.
+the columns of a large batch. Operators numpy computes become ``Op``; the
+functors of text (``cat``, ``strlen``, ``substr``, ``to_string``, ``to_number``
+of a symbol, ``ord`` of a symbol, ``contains``, ``match``, ...) become a
+``Call`` of the dialect's own function, once per distinct argument tuple. A
+stage with no columnar form gets ``None`` and runs per row: ``range``
+(several rows per row), records and ADTs, ``autoinc`` and user-defined
+functors (a function the engine may not call once for many rows).
 
 >>> from datalog.plan.ir import Call, Col, Const
 >>> e = Call("/", (Col(0), Const(2)), ("number", "number"))
 >>> expression(e)
 Op(name='div', args=(Col(index=0), Lit(value=2, kind='i')), kind='i')
->>> expression(Call("cat", (Col(0), Col(1)), ("symbol", "symbol"))) is None
+>>> expression(Call("cat", (Col(0), Col(1)), ("symbol", "symbol"))).result
+'s'
+>>> expression(Call("range", (Col(0), Col(1)), ("number", "number"))) is None
 True
 """
 
 from __future__ import annotations
 
+from datalog.dialect.functors import COMPARISONS, FUNCTORS
+from datalog.dialect.user_functors import AUTOINC
 from datalog.plan.ir import Assign, Call, Col, Const, Filter
 from engine import vector
 
@@ -76,15 +82,20 @@ def _expression(expr, kind: str | None):
         return vector.Op(CONVERSIONS[op], args, kinds[0])
     if op == "ord" and n == 1 and kinds[0] in ("i", "f"):
         return vector.Op("to_i", args, kinds[0])
-    if op in ("min", "max") and len(set(kinds)) == 1:
+    if op in ("min", "max") and len(set(kinds)) == 1 and kinds[0] != "s":
         return vector.Op(op, args, kinds[0])
-    if len(set(kinds)) != 1:
-        raise _Unfit
-    if n == 2 and op in BINARY:
+    if len(set(kinds)) == 1 and n == 2 and op in BINARY:
         return vector.Op(BINARY[op], args, kinds[0])
-    if n == 1 and op in UNARY:
+    if len(set(kinds)) == 1 and n == 1 and op in UNARY:
         return vector.Op(UNARY[op], args, kinds[0])
-    raise _Unfit
+    operator = FUNCTORS.get(op) or COMPARISONS.get(op)
+    overload = operator.resolve(expr.types) if operator is not None else None
+    if overload is None or operator.multi or op == AUTOINC:
+        raise _Unfit
+    result = "b" if overload.result == "bool" else KINDS.get(overload.result)
+    if result is None:
+        raise _Unfit
+    return vector.Call(overload.function, args, tuple(kinds), result)
 
 
 def condition(expr):
