@@ -108,8 +108,7 @@ OPERATORS: dict[str, tuple[frozenset, str | None]] = {
     "neg": (frozenset("if"), None),
     **dict.fromkeys(("mod", "band", "bor", "bxor", "bnot", "bshl", "bshr", "bshru",
                      "land", "lor", "lxor", "lnot"), (_INT, None)),
-    **dict.fromkeys(("eq", "ne"), (_ANY, "b")),
-    **dict.fromkeys(("lt", "le", "gt", "ge"), (_ANY, "b")),
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge"), (_ANY, "b")),
     **dict.fromkeys(("and", "or", "not"), (frozenset("b"), "b")),
     "to_i": (_NUM, "i"), "to_u": (_NUM, "u"), "to_f": (_NUM, "f"),
 }
@@ -370,6 +369,8 @@ def _extreme(better, values):
 def _ranks(a: np.ndarray, b: np.ndarray) -> tuple:
     """Symbol ids ``a`` and ``b`` as their ranks in the order of their text
     (code points, as Python orders ``str``) among the symbols they hold."""
+    if not len(a):
+        return a, b
     distinct = np.sort(np.concatenate([a, b]))
     distinct = distinct[np.concatenate(([True], distinct[1:] != distinct[:-1]))]
     names = SYMBOLS.symbols(distinct)

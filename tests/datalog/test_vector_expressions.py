@@ -187,3 +187,15 @@ def test_integer_overflow_raises_no_numpy_warning():
         Call("-", (Col(1),), ("number",))])
     with np.errstate(all="raise"):
         assert dict(vector.run(program, batch)) == {(1, MAX, MIN): 1}
+
+
+def test_steps_after_a_filter_that_drops_every_row():
+    """Later steps run on no rows: ranking symbols, a call, arithmetic."""
+    batch = ColBatch.from_rows({(1, "a", "b"): 1, (2, "c", "c"): 1})
+    program = stage_program(None, [
+        Filter(Call("=", (Col(0), Const(9)), ("number", "number"))),
+        Filter(Call("<", (Col(1), Col(2)), ("symbol", "symbol"))),
+        Assign(Call("strlen", (Col(1),), ("symbol",))),
+        Assign(Call("/", (Col(0), Col(3)), ("number", "number")))],
+        project=[Col(4), Col(1)])
+    assert dict(vector.run(program, batch)) == {}
