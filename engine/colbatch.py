@@ -83,10 +83,14 @@ SMALL_STATE = 20_000
 #: updates more than it saved (their appends make many small runs, which merge
 #: into larger ones later).
 NARROW_ROWS = 1024
-#: Times each columnar operator ran (``join``, ``distinct``, ``plus``) and rows
-#: of columnar join output that went through row stages (``row_stages``): for
-#: tests and profiles, which check that a path was (or was not) taken.
-COUNTS: dict[str, int] = {"join": 0, "distinct": 0, "plus": 0, "row_stages": 0}
+#: Times each columnar operator ran (``join``, ``distinct``, ``plus``, a linear
+#: chain wholly on columns: ``linear``), rows of columnar batches that went
+#: through linear stages per row (``row_stages``: stages with no columnar form,
+#: or a batch the vectorised form could not compute exactly) and such batches
+#: (``row_batches``): for tests and profiles, which check that a path was (or
+#: was not) taken.
+COUNTS: dict[str, int] = {"join": 0, "distinct": 0, "plus": 0, "linear": 0,
+                          "row_stages": 0, "row_batches": 0}
 
 
 @contextlib.contextmanager

@@ -57,9 +57,13 @@ class Stream:
 
     # -- linear ------------------------------------------------------------
 
-    def map(self, fn: Callable, label: str = "") -> Stream:
-        """Map: each row ``r`` becomes ``fn(r)`` (weights of equal results add)."""
-        return self._add(LinearNode(self.node, [("map", fn)], None, label))
+    def map(self, fn: Callable, label: str = "", vector=None) -> Stream:
+        """Map: each row ``r`` becomes ``fn(r)`` (weights of equal results add).
+
+        ``vector`` (here and for ``filter`` and ``flat_map``): an
+        :class:`engine.vector.Program` computing the same on columns, for
+        large columnar batches."""
+        return self._add(LinearNode(self.node, [("map", fn)], None, label, [vector]))
 
     def project(self, columns, label: str = "") -> Stream:
         """Map to ``tuple(row[c] for c in columns)``, written inline in the fused loop.
@@ -75,13 +79,13 @@ class Stream:
             raise BuildError(f"project: columns must be non-negative ints, got {columns!r}")
         return self._add(LinearNode(self.node, [("project", columns)], None, label))
 
-    def filter(self, predicate: Callable, label: str = "") -> Stream:
+    def filter(self, predicate: Callable, label: str = "", vector=None) -> Stream:
         """Filter: rows for which ``predicate(r)`` is true."""
-        return self._add(LinearNode(self.node, [("filter", predicate)], None, label))
+        return self._add(LinearNode(self.node, [("filter", predicate)], None, label, [vector]))
 
-    def flat_map(self, fn: Callable, label: str = "") -> Stream:
+    def flat_map(self, fn: Callable, label: str = "", vector=None) -> Stream:
         """FlatMap: each row ``r`` becomes every row of ``fn(r)``."""
-        return self._add(LinearNode(self.node, [("flat_map", fn)], None, label))
+        return self._add(LinearNode(self.node, [("flat_map", fn)], None, label, [vector]))
 
     def negate(self, label: str = "") -> Stream:
         """Negate: every weight's sign flipped."""

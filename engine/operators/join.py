@@ -39,7 +39,7 @@ from engine.colbatch import ColBatch
 from engine.columnar import ColumnarTrace, Unfit, fits
 from engine.node import Node
 from engine.operators import columns as col
-from engine.operators.linear import compile_chain, emit_lines
+from engine.operators.linear import ColumnChain, emit_lines
 from engine.trace import DELTA_SOURCE, Trace, delta_cursor
 from engine.zset import EMPTY, add_into
 
@@ -255,10 +255,11 @@ class JoinNode(Node):
         super().__init__([left, right], label, reads=[left_trace, right_trace])
         self.combine = combine
         self.stages: list = []
+        self.vectors: list = []   # per stage, its columnar form or None (engine.vector)
         self.functions: dict = {}
         self.compiled_for: tuple = ()
         self.on_columns = False
-        self.column_stages: tuple = ()
+        self.column_stages: ColumnChain | None = None
         self.row_fallbacks = 0  # rows of columnar output run through row stages
 
     @property
@@ -272,6 +273,7 @@ class JoinNode(Node):
     def absorb(self, consumer) -> None:
         """Take over the linear stages of ``consumer`` (a chain reading only this)."""
         self.stages += consumer.stages
+        self.vectors += consumer.vectors
 
     def prepare(self) -> None:
         """Compile the loops for the kinds of the traces read (again when a
@@ -285,15 +287,10 @@ class JoinNode(Node):
         # the columnar path: a projection, keys of one column, traces in memory
         self.on_columns = (not callable(self.combine) and not self.spilled
                            and fits(self.reads[0].index) and fits(self.reads[1].index))
-        if self.on_columns and not self.column_stages:
+        if self.on_columns and self.column_stages is None:
             for trace in self.reads:
                 trace.wants_columns = True
-            vector = 0
-            while vector < len(self.stages) and self.stages[vector][0] in ("project", "negate"):
-                vector += 1
-            self.column_stages = (self.stages[:vector],
-                                  compile_chain(self.stages[vector:])
-                                  if vector < len(self.stages) else None)
+            self.column_stages = ColumnChain(self.stages, self.vectors)
 
     def columns_of(self, a, b):
         """``(a, b)`` as int64 column batches (``None`` for an empty side) when
@@ -323,17 +320,15 @@ class JoinNode(Node):
         return out
 
     def finish_columns(self, pieces: list):
-        """The consolidated pairs through the fused stages: vectorised while
-        they are projections or negations, then per row (counted)."""
+        """The consolidated pairs through the fused stages: on columns while
+        they have a columnar form, then per row (counted; ``ColumnChain``)."""
         kinds = ("i",) * len(self.combine)
         out = col.finish(pieces, kinds)
-        vector, rest = self.column_stages
-        for kind, spec in vector:
-            out = out.negate() if kind == "negate" else out.project(spec)
-        if rest is not None and out:
-            self.row_fallbacks += len(out)
-            colbatch.COUNTS["row_stages"] += len(out)
-            return rest(out.rows())
+        if not self.stages or not out:
+            return out
+        before = colbatch.COUNTS["row_stages"]
+        out = self.column_stages(out)
+        self.row_fallbacks += colbatch.COUNTS["row_stages"] - before
         return out
 
     def join_columns(self, pieces: list, a, b, i: int | None) -> None:

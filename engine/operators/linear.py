@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from engine import colbatch
+from engine import colbatch, vector
 from engine.codegen import build_function, key_expression, tuple_expression
 from engine.colbatch import ColBatch
 from engine.node import Node
@@ -100,6 +100,77 @@ def compile_chain(stages, index=None) -> Callable[[Mapping], dict]:
 
 
 # ---------------------------------------------------------------------------
+# Chains on columns
+
+
+class ColumnChain:
+    """A chain run on a :class:`~engine.colbatch.ColBatch`: its longest prefix
+    of stages with a columnar form (projections, negations, and maps, filters
+    and flat_maps given a :class:`~engine.vector.Program`) on the columns, the
+    rest per row (its rows counted in ``colbatch.COUNTS["row_stages"]``). A
+    batch the programs cannot compute exactly (``vector.Fallback``: a division
+    by zero, a NaN) runs through the whole chain per row, which gives the row
+    path's result or error (counted in ``COUNTS["row_batches"]``).
+
+    >>> from engine.vector import Col, Op, Program
+    >>> keep = Program((("filter", Op("ne", (Col(0), Col(1)), "i")),))
+    >>> chain = ColumnChain([("filter", lambda r: r[0] != r[1]), ("project", (1,))],
+    ...                     [keep, None])
+    >>> dict(chain(ColBatch.from_rows({(1, 2): 1, (3, 3): 1, (4, 2): -1})))
+    {}
+    >>> chain.columnar
+    2
+    """
+
+    def __init__(self, stages, vectors, index=None):
+        found = []
+        for (kind, spec), program in zip(stages, vectors):
+            if kind in ("project", "negate"):
+                found.append((kind, spec))
+            elif program is not None and kind in ("map", "filter", "flat_map"):
+                found.append(("program", program))
+            else:
+                break
+        #: how many leading stages run on columns
+        self.columnar = len(found)
+        self.steps = found
+        self.whole = compile_chain(stages, index)
+        rest = stages[len(found):]
+        self.rest = (self.whole if not found else compile_chain(rest, index)
+                     if rest or index is not None else None)
+
+    def __call__(self, batch: ColBatch):
+        """The batch through the chain: a ColBatch, or rows when stages ran
+        per row."""
+        out = batch
+        try:
+            for kind, spec in self.steps:
+                if not out:
+                    return out
+                if kind == "negate":
+                    out = out.negate()
+                elif kind == "project":
+                    out = out.project(spec)
+                else:
+                    out = vector.run(spec, out)
+        except vector.Fallback:
+            colbatch.COUNTS["row_batches"] += 1
+            colbatch.COUNTS["row_stages"] += len(batch)
+            return self.whole(batch.rows())
+        if self.rest is not None and out:
+            colbatch.COUNTS["row_stages"] += len(out)
+            return self.rest(out.rows())
+        colbatch.COUNTS["linear"] += 1
+        return out
+
+
+def chain_vectors(stages, vectors) -> list:
+    """``vectors`` (one program or ``None`` per stage), ``None`` for each
+    stage when not given."""
+    return list(vectors) if vectors is not None else [None] * len(stages)
+
+
+# ---------------------------------------------------------------------------
 # Nodes
 
 
@@ -108,17 +179,24 @@ class LinearNode(Node):
     with an Index stage (then the output is an indexed Z-set).
 
     ``delta(out) = chain(delta(in))``, at each time.
+
+    ``vectors`` holds, per stage, a :class:`~engine.vector.Program` computing
+    it on columns, or ``None``: a columnar input of at least
+    ``colbatch.THRESHOLD`` rows goes through :class:`ColumnChain` and stays
+    columnar; smaller and dict batches take the one fused loop.
     """
 
     quiet = True
 
-    def __init__(self, source: Node, stages, index=None, label: str = ""):
+    def __init__(self, source: Node, stages, index=None, label: str = "", vectors=None):
         super().__init__([source], label)
         self.own_stages = list(stages)
         self.own_index = index
         self.stages = list(stages)
+        self.vectors = chain_vectors(stages, vectors)
         self.index = index
         self.run = None
+        self.on_columns = None
 
     @property
     def indexed(self) -> bool:
@@ -127,14 +205,23 @@ class LinearNode(Node):
     def absorb(self, consumer: LinearNode) -> None:
         """Take over the stages of ``consumer``, whose only input is this node."""
         self.stages += consumer.stages
+        self.vectors += consumer.vectors
         self.index = consumer.index
 
     def prepare(self) -> None:
-        self.run = compile_chain(self.stages, self.index)
+        chain = ColumnChain(self.stages, self.vectors, self.index)
+        self.run = chain.whole
+        self.on_columns = chain if chain.columnar and self.index is None else None
 
     def evaluate(self, i: int) -> None:
         batch = self.inputs[0].out
-        self.out = self.run(batch) if batch else EMPTY
+        if not batch:
+            self.out = EMPTY
+        elif (self.on_columns is not None and type(batch) is ColBatch
+                and len(batch) >= colbatch.THRESHOLD):
+            self.out = self.on_columns(batch) or EMPTY
+        else:
+            self.out = self.run(batch)
 
     def describe_args(self) -> str:
         parts = [f"project{fn!r}" if kind == "project" else kind

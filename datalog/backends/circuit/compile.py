@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 from datalog.backends.circuit.choice import choose_in_recursion, choose_root
 from datalog.backends.circuit.subsumption import prune
+from datalog.backends.circuit.vectorise import equalities, select, stage_program, tagging
 from datalog.backends.errors import functor_error
 from datalog.dialect.functors import WRAP, FunctorError, Overload, not_nan
 from datalog.errors import DatalogError, Diagnostic, EvaluationError
@@ -342,7 +343,9 @@ class _PipelineBuilder:
             tests += [f"t[{a}] == t[{b}]" for a, b in equal]
             function = self._function(gen, "t", [f"return {' and '.join(tests)}"],
                                       f"{name} where {' and '.join(tests)}")
-            self.scope.derived[key] = stream.filter(function, label=f"{name} where ...")
+            types = self.compiler.plan.relations[name].types
+            self.scope.derived[key] = stream.filter(function, label=f"{name} where ...",
+                                                    vector=equalities(consts, equal, types))
         return self.scope.derived[key]
 
     def _used(self, relation: str, cols, consts=(), equal=()) -> None:
@@ -411,7 +414,7 @@ class _PipelineBuilder:
         if extended:
             width = self.width
             out = out.map(self._function(self._gen(), "t", [f"return t[:{width}]"],
-                                         "drop keys"))
+                                         "drop keys"), vector=select(range(width)))
         return out
 
     def _aggregate(self, stream, step: Aggregate):
@@ -430,8 +433,8 @@ class _PipelineBuilder:
         label = f"{self.rule.label}  [{step.kind}]"
         self.width = width + 1
         if self.scope.parent is None:
-            seeds = stream.map(self._function(gen, "t", [f"return {seed_row}"], "seed"))\
-                .distinct(label="aggregate seeds")
+            seeds = stream.map(self._function(gen, "t", [f"return {seed_row}"], "seed"),
+                               vector=select(step.seed)).distinct(label="aggregate seeds")
             result = self._aggregate_table(seeds, step)
             return left.join(result.index_by(tuple(range(k))), combine, label=label)
         root = _PipelineBuilder(self.compiler, self.compiler.root, self.rule)
@@ -470,7 +473,8 @@ class _PipelineBuilder:
         relation = self._relation(first.relation, first.consts, first.equal)
         row = _tuple_source([f"t[{columns[i]}]" for i in range(k)])
         return relation.map(self._function(self._gen(), "t", [f"return {row}"],
-                                           "candidate seeds"))\
+                                           "candidate seeds"),
+                            vector=select([columns[i] for i in range(k)]))\
             .distinct(label="aggregate seeds")
 
     def _aggregate_table(self, seeds, step: Aggregate):
@@ -480,13 +484,23 @@ class _PipelineBuilder:
         body = _PipelineBuilder(self.compiler, self.scope, self.rule)
         rows = body.run(step.body, start=seeds, width=k)
         target = step.target
-        # body rows -> key + (1, target); seeds -> key + (0, None): every seed
-        # has a group, so count and sum of an empty body are 0.
+        # body rows -> key + (1, target); seeds -> key + (0, zero): every seed
+        # has a group, so count and sum of an empty body are 0. The zero is
+        # never read: a value of the targets' type (0 for count), so that the
+        # column has one type and a large batch can stay in columns.
         rows = body.flush(rows, extra=[target] if target is not None else [])
-        value = f"t[{body.width}]" if target is not None else "None"
+        if step.kind == "mean":  # (the target's type is not the result's)
+            zero = None
+        elif target is None:
+            zero = 0
+        else:
+            zero = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}.get(step.type)
+        value = f"t[{body.width}]" if target is not None else "0"
         tag = self._function(self._gen(), "t", [f"return t[:{k}] + (1, {value})"], "tag")
-        tagged = rows.map(tag).plus(
-            seeds.map(self._function(self._gen(), "t", ["return t + (0, None)"], "seed tag")))
+        seed_tag = self._function(self._gen(), "t", [f"return t + (0, {zero!r})"], "seed tag")
+        target_slot = Col(body.width) if target is not None else 0
+        tagged = rows.map(tag, vector=tagging(k, 1, target_slot))\
+            .plus(seeds.map(seed_tag, vector=tagging(k, 0, zero)))
         groups = tagged.index_by(tuple(range(k)))
         return groups.aggregate(_aggregator(step, k, self.rule),
                                 label=f"{step.kind} [{self.rule.label}]")
@@ -511,6 +525,7 @@ class _PipelineBuilder:
             stream = self._materialize(stream)
         if not self.pending and not extra and project is None and self.projection is None:
             return stream
+        program = stage_program(self.projection, self.pending, extra, project)
         gen = self._gen()
         lines: list[str] = []
         if self.projection is not None:
@@ -554,8 +569,8 @@ class _PipelineBuilder:
         function = self._function(gen, "t", lines, f"{self.rule.label} ({what})")
         label = f"{self.rule.label}  [{what}]"
         if multi or filtered:
-            return stream.flat_map(function, label=label)
-        return stream.map(function, label=label)
+            return stream.flat_map(function, label=label, vector=program)
+        return stream.map(function, label=label, vector=program)
 
     def _function(self, gen: Codegen, params: str, lines: list[str], what: str):
         """Compile a generated function; functor errors become EvaluationErrors
