@@ -379,19 +379,20 @@ def _ranks(a: np.ndarray, b: np.ndarray) -> tuple:
     return rank[distinct.searchsorted(a)], rank[distinct.searchsorted(b)]
 
 
-def _ordered(compare):
+def _ordered(name: str):
     def ordered(kind, a, b):
+        compare = getattr(np, name)
         return compare(*_ranks(a, b)) if kind == "s" else compare(a, b)
     return ordered
 
 
-def _float_checked(op):
-    return lambda kind, a, b: _no_nan(kind, op(a, b))
+def _float_checked(name: str):
+    return lambda kind, a, b: _no_nan(kind, getattr(np, name)(a, b))
 
 
 _COMPUTE = {
-    "add": _float_checked(np.add), "sub": _float_checked(np.subtract),
-    "mul": _float_checked(np.multiply), "div": _div, "mod": _mod, "pow": _pow,
+    "add": _float_checked("add"), "sub": _float_checked("subtract"),
+    "mul": _float_checked("multiply"), "div": _div, "mod": _mod, "pow": _pow,
     "neg": lambda kind, a: np.negative(a),
     "min": lambda kind, *xs: _extreme(np.less, xs),
     "max": lambda kind, *xs: _extreme(np.greater, xs),
@@ -403,8 +404,8 @@ _COMPUTE = {
     "lxor": lambda kind, a, b: _truth(kind, (a != 0) != (b != 0)),
     "lnot": lambda kind, a: _truth(kind, a == 0),
     "eq": lambda kind, a, b: a == b, "ne": lambda kind, a, b: a != b,
-    "lt": _ordered(np.less), "le": _ordered(np.less_equal),
-    "gt": _ordered(np.greater), "ge": _ordered(np.greater_equal),
+    "lt": _ordered("less"), "le": _ordered("less_equal"),
+    "gt": _ordered("greater"), "ge": _ordered("greater_equal"),
     "and": lambda kind, *xs: np.logical_and.reduce(xs),
     "or": lambda kind, *xs: np.logical_or.reduce(xs),
     "not": lambda kind, a: ~a,
