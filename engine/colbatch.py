@@ -245,7 +245,8 @@ class ColBatch(Mapping):
         then kept)."""
         if self._rows is None:
             values = [self.column_values(c) for c in range(len(self.columns))]
-            self._rows = ZSet(zip(zip(*values), self.weights.tolist()))
+            rows = zip(*values) if values else [()] * len(self.weights)
+            self._rows = ZSet(zip(rows, self.weights.tolist()))
         return self._rows
 
     @property
@@ -357,7 +358,12 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
 
     >>> dict(consolidate([np.array([3, 1, 3])], ("i",), np.array([1, 1, -1])))
     {(1,): 1}
+    >>> dict(consolidate([], (), np.array([2, -1])))   # nullary: one row ()
+    {(): 1}
     """
+    if not columns:   # nullary rows: all the same row ()
+        total = int(weights.sum())
+        return ColBatch([], kinds, np.array([total] if total else [], dtype=INT64))
     columns = [c + 0.0 if c.dtype.kind == "f" else c for c in columns]  # -0.0 -> 0.0
     n = len(weights)
     if n > 1:
