@@ -34,6 +34,7 @@ from collections.abc import Mapping
 
 import networkx as nx
 
+from engine.colbatch import ColBatch
 from engine.errors import (
     BuildError,
     EngineError,
@@ -504,7 +505,10 @@ class Circuit(BaseCircuit):
 
     def step(self, inputs: Mapping[str, object] | None = None,
              epoch: int | None = None, dry_run: bool = False) -> dict[str, ZSet]:
-        """Run one epoch (one transaction) and return each output's difference.
+        """Run one epoch (one transaction) and return each output's difference:
+        a :class:`~engine.zset.ZSet`, or a columnar batch
+        (:class:`~engine.colbatch.ColBatch`, a read-only mapping row -> weight
+        that makes its rows only when asked). Neither changes after the step.
 
         ``inputs`` maps source names to Z-sets (row -> weight) or iterables of
         rows. Atomic: on any error every operator's state is as before.
@@ -555,7 +559,7 @@ class Circuit(BaseCircuit):
                 raise
             label = (node.label or type(node).__name__) if node is not None else "circuit"
             raise OperatorError(label, error) from error
-        result = {name: sink.delta if type(sink.delta) is ZSet else ZSet(sink.delta)
+        result = {name: sink.delta if type(sink.delta) in (ZSet, ColBatch) else ZSet(sink.delta)
                   for name, sink in self.sinks.items()}
         if dry_run:
             for node in nodes:
@@ -598,8 +602,8 @@ class Circuit(BaseCircuit):
             raise EngineError(f"no output named `{name}`")
         self.finalize()
         node = sink.inputs[0]
-        if node.collection_cursor() is not None:
-            return Contents(node.collection_cursor)
+        if node.keeps_collection():
+            return Contents(node.collection_cursor, node.collection_size)
         if sink.keep:
             return Contents(sink.collection_cursor)
         return None

@@ -31,7 +31,13 @@ from engine import colbatch
 from engine.codegen import build_functions
 from engine.colbatch import INT64, ColBatch
 from engine.node import Node
-from engine.operators.columns import PackedTrace, Packing, distinct_step, key_run
+from engine.operators.columns import (
+    PackedTrace,
+    Packing,
+    distinct_step,
+    key_run,
+    positive_rows,
+)
 from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add, history_items
 from engine.zset import EMPTY
 
@@ -321,6 +327,16 @@ class DistinctTraceNode(Node):
         if self.packed is not None:
             self._to_rows(for_good=False)
         return self.trace.past_cursor()
+
+    def keeps_collection(self) -> bool:
+        return True
+
+    def collection_size(self) -> int | None:
+        # packed state is counted in its runs, where it stays
+        if self.packed is None:
+            return None
+        keys, _, weights = self.packed.entries(self.packed.past)
+        return positive_rows(keys, weights)
 
     def describe_args(self) -> str:
         return "distinct_trace"
