@@ -187,23 +187,36 @@ def to_pandas(rows: Iterable[tuple], relation: RelationPlan, extra: dict | None 
     """``rows`` (sorted) as a DataFrame: one column per attribute, typed by the
     declaration; ``extra`` maps further column names to lists of values (a
     delta's weight)."""
-    import pandas as pd
-
-    ordered = sorted_rows(rows)
-    columns = list(zip(*ordered)) if ordered else [()] * relation.arity
-    data = {name: pd.array(list(values), dtype=PANDAS_TYPES[type_])
-            for name, type_, values in zip(relation.attributes, relation.types, columns)}
-    for name, values in (extra or {}).items():
-        data[name] = pd.array(values, dtype="int64")
-    return pd.DataFrame(data, index=pd.RangeIndex(len(ordered)))
+    return pandas_of(_sorted_columns(rows, relation), relation, extra)
 
 
 def to_arrow(rows: Iterable[tuple], relation: RelationPlan, extra: dict | None = None):
     """``rows`` (sorted) as an Arrow table, typed as :func:`to_pandas`."""
+    return arrow_of(_sorted_columns(rows, relation), relation, extra)
+
+
+def _sorted_columns(rows: Iterable[tuple], relation: RelationPlan) -> list:
+    ordered = sorted_rows(rows)
+    return [list(c) for c in zip(*ordered)] if ordered else [[]] * relation.arity
+
+
+def pandas_of(columns: list, relation: RelationPlan, extra: dict | None = None):
+    """A DataFrame of ``columns`` (one per attribute, in row order: lists of
+    values or numpy arrays, taken as they are), typed as :func:`to_pandas`;
+    ``extra`` as there."""
+    import pandas as pd
+
+    data = {name: pd.array(values, dtype=PANDAS_TYPES[type_])
+            for name, type_, values in zip(relation.attributes, relation.types, columns)}
+    for name, values in (extra or {}).items():
+        data[name] = pd.array(values, dtype="int64")
+    return pd.DataFrame(data, index=pd.RangeIndex(len(columns[0]) if columns else 0))
+
+
+def arrow_of(columns: list, relation: RelationPlan, extra: dict | None = None):
+    """An Arrow table of ``columns`` (as :func:`pandas_of`)."""
     import pyarrow as pa
 
-    ordered = sorted_rows(rows)
-    columns = list(zip(*ordered)) if ordered else [()] * relation.arity
     arrays = [pa.array(values, type=getattr(pa, ARROW_TYPES[type_])())
               for type_, values in zip(relation.types, columns)]
     names = list(relation.attributes)
