@@ -646,7 +646,7 @@ class Delta:
         from datalog.frames import pandas_of
 
         columns, weights = self._columns(relation)
-        return pandas_of(columns, self._relations[relation], {weight: weights})
+        return pandas_of(columns, len(weights), self._relations[relation], {weight: weights})
 
     def to_arrow(self, relation: str, weight: str = "weight"):
         """``relation``'s changes as an Arrow table, as :meth:`frame`."""

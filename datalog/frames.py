@@ -187,30 +187,31 @@ def to_pandas(rows: Iterable[tuple], relation: RelationPlan, extra: dict | None 
     """``rows`` (sorted) as a DataFrame: one column per attribute, typed by the
     declaration; ``extra`` maps further column names to lists of values (a
     delta's weight)."""
-    return pandas_of(_sorted_columns(rows, relation), relation, extra)
+    ordered = sorted_rows(rows)
+    return pandas_of(_columns_of(ordered, relation), len(ordered), relation, extra)
 
 
 def to_arrow(rows: Iterable[tuple], relation: RelationPlan, extra: dict | None = None):
     """``rows`` (sorted) as an Arrow table, typed as :func:`to_pandas`."""
-    return arrow_of(_sorted_columns(rows, relation), relation, extra)
-
-
-def _sorted_columns(rows: Iterable[tuple], relation: RelationPlan) -> list:
     ordered = sorted_rows(rows)
-    return [list(c) for c in zip(*ordered)] if ordered else [[]] * relation.arity
+    return arrow_of(_columns_of(ordered, relation), relation, extra)
 
 
-def pandas_of(columns: list, relation: RelationPlan, extra: dict | None = None):
-    """A DataFrame of ``columns`` (one per attribute, in row order: lists of
-    values or numpy arrays, taken as they are), typed as :func:`to_pandas`;
-    ``extra`` as there."""
+def _columns_of(rows: list, relation: RelationPlan) -> list:
+    return [list(c) for c in zip(*rows)] if rows else [[]] * relation.arity
+
+
+def pandas_of(columns: list, length: int, relation: RelationPlan, extra: dict | None = None):
+    """A DataFrame of ``length`` rows whose ``columns`` (one per attribute, in
+    row order: lists of values or numpy arrays, taken as they are) are typed as
+    :func:`to_pandas` types them; ``extra`` as there."""
     import pandas as pd
 
     data = {name: pd.array(values, dtype=PANDAS_TYPES[type_])
             for name, type_, values in zip(relation.attributes, relation.types, columns)}
     for name, values in (extra or {}).items():
         data[name] = pd.array(values, dtype="int64")
-    return pd.DataFrame(data, index=pd.RangeIndex(len(columns[0]) if columns else 0))
+    return pd.DataFrame(data, index=pd.RangeIndex(length))
 
 
 def arrow_of(columns: list, relation: RelationPlan, extra: dict | None = None):

@@ -133,3 +133,10 @@ def test_columns_of_changes_make_the_frame_rows_would():
     lazy._relations = {"r": relation}
     assert lazy.frame("r").equals(eager_frame(lazy, "r"))
     assert lazy.to_arrow("r", weight="w").equals(eager_arrow(lazy, "r", weight="w"))
+
+
+def test_a_nullary_relations_changes_make_a_frame_of_one_row():
+    session = datalog.Program(".decl e(x: number)\n.decl z()\nz() :- e(1).").session()
+    delta = session.insert("e", (1,))
+    assert delta.frame("z")["weight"].tolist() == [1] and len(session.frame("z")) == 1
+    assert session.retract("e", (1,)).to_arrow("z").column("weight").to_pylist() == [-1]
