@@ -602,8 +602,8 @@ class Circuit(BaseCircuit):
             raise EngineError(f"no output named `{name}`")
         self.finalize()
         node = sink.inputs[0]
-        if node.keeps_collection():
-            return Contents(node.collection_cursor, node.collection_size)
+        if node.collection_cursor() is not None:
+            return Contents(node.collection_cursor)
         if sink.keep:
             return Contents(sink.collection_cursor)
         return None

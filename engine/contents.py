@@ -33,16 +33,12 @@ from engine.cursor import RowCursor
 
 class Contents(Set):
     """The rows of positive weight in the part a cursor reads (module docstring);
-    ``cursor()`` gives a fresh :class:`~engine.cursor.RowCursor` over it;
-    ``size()``, when given, counts them without making them (``None``: it
-    cannot now, and ``len`` walks the rows)."""
+    ``cursor()`` gives a fresh :class:`~engine.cursor.RowCursor` over it."""
 
-    __slots__ = ("_cursor", "_size")
+    __slots__ = ("_cursor",)
 
-    def __init__(self, cursor: Callable[[], RowCursor],
-                 size: Callable[[], int | None] | None = None):
+    def __init__(self, cursor: Callable[[], RowCursor]):
         self._cursor = cursor
-        self._size = size
 
     def __contains__(self, row) -> bool:
         try:
@@ -54,8 +50,7 @@ class Contents(Set):
         return self._cursor().positive()
 
     def __len__(self) -> int:
-        size = self._size() if self._size is not None else None
-        return size if size is not None else sum(1 for _ in self._cursor().positive())
+        return sum(1 for _ in self._cursor().positive())
 
     @classmethod
     def _from_iterable(cls, rows) -> frozenset:

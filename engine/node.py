@@ -91,17 +91,6 @@ class Node:
         keeps no such trace. :meth:`engine.circuit.Circuit.contents` reads it."""
         return None
 
-    def keeps_collection(self) -> bool:
-        """Whether :meth:`collection_cursor` has a trace to read (asked without
-        reading it: a trace in packed runs would go back to dicts to be read)."""
-        return self.collection_cursor() is not None
-
-    def collection_size(self) -> int | None:
-        """How many rows the collection of :meth:`collection_cursor` holds,
-        counted where they are kept without making them; ``None`` when the node
-        cannot count them so (the reader then walks the rows)."""
-        return None
-
     def replace_input(self, old: Node, new: Node) -> None:
         self.inputs = [new if n is old else n for n in self.inputs]
         self.reads = [new if n is old else n for n in self.reads]
@@ -295,12 +284,6 @@ class Export(Node):
         # the sum of every epoch's iteration differences: the inner stream's
         # collection after the last epoch's fixed point
         return self.reads[0].collection_cursor()
-
-    def keeps_collection(self) -> bool:
-        return self.reads[0].keeps_collection()
-
-    def collection_size(self) -> int | None:
-        return self.reads[0].collection_size()
 
 
 class ChildNode(Node):

@@ -231,21 +231,6 @@ class PackedTrace:
                      for name in ("keys", "iterations", "weights"))
 
 
-def positive_rows(keys: np.ndarray, weights: np.ndarray) -> int:
-    """How many distinct packed rows among ``keys`` have weights summing to
-    more than zero (the rows of a Z-set trace's collection).
-
-    >>> positive_rows(np.array([5, 3, 5, 7]), np.array([1, 1, -1, 2]))
-    2
-    """
-    if not len(keys):
-        return 0
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    return int(np.count_nonzero(np.add.reduceat(weights[order], starts) > 0))
-
-
 def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
                   due: np.ndarray | None, heap_push) -> tuple[np.ndarray, np.ndarray]:
     """Distinct Trace at ``(e, i)`` for the packed rows ``keys`` (unique) with

@@ -31,13 +31,7 @@ from engine import colbatch
 from engine.codegen import build_functions
 from engine.colbatch import INT64, ColBatch
 from engine.node import Node
-from engine.operators.columns import (
-    PackedTrace,
-    Packing,
-    distinct_step,
-    key_run,
-    positive_rows,
-)
+from engine.operators.columns import PackedTrace, Packing, distinct_step, key_run
 from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add, history_items
 from engine.zset import EMPTY
 
@@ -323,20 +317,13 @@ class DistinctTraceNode(Node):
     def collection_cursor(self):
         # every finished epoch, all iterations: the rows of weight > 0 are the
         # output's collection after the last fixed point. Packed state goes back
-        # to the dict trace to be read (the next large batch packs it again).
+        # to the dict trace to be read (the next large batch packs it again),
+        # counted too: counting it in its runs instead (Session.size) kept it
+        # packed, and the single-fact updates that followed measured 1.4-2x
+        # slower on Andersen and negation+count (small batches cost more on runs).
         if self.packed is not None:
             self._to_rows(for_good=False)
         return self.trace.past_cursor()
-
-    def keeps_collection(self) -> bool:
-        return True
-
-    def collection_size(self) -> int | None:
-        # packed state is counted in its runs, where it stays
-        if self.packed is None:
-            return None
-        keys, _, weights = self.packed.entries(self.packed.past)
-        return positive_rows(keys, weights)
 
     def describe_args(self) -> str:
         return "distinct_trace"

@@ -96,24 +96,3 @@ def test_contents_is_live_and_refuses_unknown_outputs():
     assert sorted(path) == [(1, 2)]
     with pytest.raises(EngineError, match="no output named `nope`"):
         circuit.contents("nope")
-
-
-def test_the_size_of_packed_contents_is_counted_in_their_runs():
-    """With every batch columnar, the closure's Distinct Trace keeps its state
-    in packed runs: ``len`` counts them there (the state stays packed), and
-    agrees with the rows read afterwards (which unpack it)."""
-    from engine.colbatch import columns_from
-    from engine.operators.distinct import DistinctTraceNode
-
-    edges = {(x, x + 1) for x in range(30)} | {(29, 0), (5, 17)}
-    with columns_from(0):
-        circuit = closure_circuit()
-        circuit.finalize()
-        distinct = next(n for n in circuit.all_nodes if isinstance(n, DistinctTraceNode))
-        path = circuit.contents("path")
-        for batch in (dict.fromkeys(edges, 1), {(29, 0): -1}, {(29, 0): 1, (5, 17): -1}):
-            circuit.step({"edge": batch})
-            assert distinct.packed is not None
-            size = len(path)
-            assert distinct.packed is not None      # counted, not unpacked
-            assert size == len(set(path)) == len(list(circuit.contents("path")))
