@@ -60,7 +60,7 @@ def measure(text: str, facts: dict, relation: str, updates: int, rng) -> dict:
         began = time.perf_counter()
         with session.transaction() as tx:
             tx.retract(source, row)
-        changed.append(len(tx.delta.inserted[relation]) + len(tx.delta.retracted[relation]))
+        changed.append(tx.delta.count(relation))
         middle = time.perf_counter()
         with session.transaction() as tx:
             tx.insert(source, row)

@@ -43,6 +43,7 @@ from types import MappingProxyType
 from datalog.answers import Answers
 from datalog.backends.circuit.compile import UNIT, child_label, compile_plan
 from datalog.backends.errors import iteration_limit
+from datalog.changes import ChangedRows, Changes
 from datalog.dialect import records
 from datalog.dialect.io import (
     check_io,
@@ -538,17 +539,42 @@ class Delta:
     """What one transaction changed: ``inserted`` and ``retracted`` map relation
     names to sets of rows. Iterating yields ``(relation, row, +1 | -1)``
     (retractions first, each relation's rows sorted); ``bool(delta)`` is false
-    when nothing changed.
+    when nothing changed; :meth:`count` says how many rows changed.
+
+    A session's delta keeps the engine's differences as they came (columns for
+    a large recursive relation: :mod:`datalog.changes`) and makes a relation's
+    set of rows the first time it is asked for.
 
     >>> d = Delta({"p": {(1,)}}, {"p": {(0,)}})
-    >>> list(d), bool(d), d.inserted["q"]
-    ([('p', (0,), -1), ('p', (1,), 1)], True, frozenset())
+    >>> list(d), bool(d), d.inserted["q"], d.count()
+    ([('p', (0,), -1), ('p', (1,), 1)], True, frozenset(), 2)
     """
 
     def __init__(self, inserted: Mapping[str, set] | None = None,
                  retracted: Mapping[str, set] | None = None):
         self.inserted = Rows({k: frozenset(v) for k, v in (inserted or {}).items()})
         self.retracted = Rows({k: frozenset(v) for k, v in (retracted or {}).items()})
+        self._diffs: Changes | None = None
+
+    @classmethod
+    def _of(cls, changes: Changes) -> Delta:
+        """The delta of the engine's differences, kept as they are."""
+        delta = cls.__new__(cls)
+        delta.inserted = ChangedRows(changes, 1)
+        delta.retracted = ChangedRows(changes, -1)
+        delta._diffs = changes
+        return delta
+
+    def count(self, relation: str | None = None) -> int:
+        """How many rows the transaction inserted or retracted, in ``relation``
+        or in all relations; counted without making the rows.
+
+        >>> Delta({"p": {(1,), (2,)}, "q": {(3,)}}, {"p": {(0,)}}).count("p")
+        3
+        """
+        names = [relation] if relation is not None else \
+            dict.fromkeys([*self.inserted, *self.retracted])
+        return sum(self.inserted.size(name) + self.retracted.size(name) for name in names)
 
     def __iter__(self) -> Iterator[tuple[str, tuple, int]]:
         names = list(dict.fromkeys([*self.retracted, *self.inserted]))
@@ -579,38 +605,55 @@ class Delta:
 
     def only(self, name: str) -> Delta:
         """The part of this delta about relation ``name``."""
-        part = Delta({name: self.inserted[name]}, {name: self.retracted[name]})
+        if self._diffs is not None:
+            part = Delta._of(self._diffs.only(name))
+        else:
+            part = Delta({name: self.inserted[name]}, {name: self.retracted[name]})
         part._relations = self._relations
         return part
 
     #: The declarations of the relations (set by the session that made it).
     _relations: Mapping[str, RelationPlan] = MappingProxyType({})
 
-    def _changes(self, relation: str) -> tuple[list[tuple], list[int]]:
+    def _check(self, relation: str) -> None:
         if relation not in self._relations:
             raise DataError([Diagnostic("error", f"no relation `{relation}` in this "
                                         "delta's program", None,
                                         did_you_mean(relation, self._relations))])
+
+    def _changes(self, relation: str) -> tuple[list[tuple], list[int]]:
+        self._check(relation)
         changes = sorted([(row, -1) for row in self.retracted[relation]]
                          + [(row, 1) for row in self.inserted[relation]],
                          key=lambda change: change[0])
         return [row for row, _ in changes], [weight for _, weight in changes]
 
+    def _columns(self, relation: str) -> tuple[list, list]:
+        """``relation``'s changed rows as columns sorted by row, and their
+        weights: read from the engine's columns when it gave them so."""
+        self._check(relation)
+        found = self._diffs.columns(relation) if self._diffs is not None else None
+        if found is None:
+            rows, weights = self._changes(relation)
+            arity = self._relations[relation].arity
+            found = ([list(c) for c in zip(*rows)] if rows else [[]] * arity), weights
+        return found
+
     def frame(self, relation: str, weight: str = "weight"):
         """``relation``'s changes as a pandas DataFrame: its columns (typed as
         :meth:`Session.frame` types them) and a ``weight`` column, ``+1`` for an
         inserted row and ``-1`` for a retracted one; sorted by row."""
-        from datalog.frames import to_pandas
+        from datalog.frames import pandas_of
 
-        rows, weights = self._changes(relation)
-        return to_pandas(rows, self._relations[relation], {weight: weights})
+        columns, weights = self._columns(relation)
+        return pandas_of(columns, len(weights), self._relations[relation], {weight: weights})
 
     def to_arrow(self, relation: str, weight: str = "weight"):
         """``relation``'s changes as an Arrow table, as :meth:`frame`."""
-        from datalog.frames import to_arrow
+        from datalog.frames import arrow_of
 
-        rows, weights = self._changes(relation)
-        return to_arrow(rows, self._relations[relation], {weight: weights})
+        columns, weights = self._columns(relation)
+        return arrow_of(columns, self._relations[relation], {weight: weights})
 
 
 class Subscription:
@@ -864,18 +907,8 @@ class Session:
         """One epoch and its :class:`Delta`; the session's state changes only if
         it succeeds (and not at all for a ``dry_run``)."""
         output = self._step(batches, dry_run)
-        inserted: dict[str, frozenset] = {}
-        retracted: dict[str, frozenset] = {}
-        for name, diff in output.items():
-            if name == UNIT or not diff:
-                continue
-            rows = frozenset([row for row, weight in diff.items() if weight > 0])
-            if rows:
-                inserted[name] = rows
-            if len(rows) < len(diff):
-                retracted[name] = frozenset([row for row, weight in diff.items()
-                                             if weight < 0])
-        return Delta(inserted, retracted)
+        output.pop(UNIT, None)
+        return Delta._of(Changes(output))    # rows made only when asked for
 
     def _step(self, batches: dict[str, dict], dry_run: bool = False) -> dict:
         """One epoch of the circuit: each relation's difference."""

@@ -187,23 +187,37 @@ def to_pandas(rows: Iterable[tuple], relation: RelationPlan, extra: dict | None 
     """``rows`` (sorted) as a DataFrame: one column per attribute, typed by the
     declaration; ``extra`` maps further column names to lists of values (a
     delta's weight)."""
-    import pandas as pd
-
     ordered = sorted_rows(rows)
-    columns = list(zip(*ordered)) if ordered else [()] * relation.arity
-    data = {name: pd.array(list(values), dtype=PANDAS_TYPES[type_])
-            for name, type_, values in zip(relation.attributes, relation.types, columns)}
-    for name, values in (extra or {}).items():
-        data[name] = pd.array(values, dtype="int64")
-    return pd.DataFrame(data, index=pd.RangeIndex(len(ordered)))
+    return pandas_of(_columns_of(ordered, relation), len(ordered), relation, extra)
 
 
 def to_arrow(rows: Iterable[tuple], relation: RelationPlan, extra: dict | None = None):
     """``rows`` (sorted) as an Arrow table, typed as :func:`to_pandas`."""
+    ordered = sorted_rows(rows)
+    return arrow_of(_columns_of(ordered, relation), relation, extra)
+
+
+def _columns_of(rows: list, relation: RelationPlan) -> list:
+    return [list(c) for c in zip(*rows)] if rows else [[]] * relation.arity
+
+
+def pandas_of(columns: list, length: int, relation: RelationPlan, extra: dict | None = None):
+    """A DataFrame of ``length`` rows whose ``columns`` (one per attribute, in
+    row order: lists of values or numpy arrays, taken as they are) are typed as
+    :func:`to_pandas` types them; ``extra`` as there."""
+    import pandas as pd
+
+    data = {name: pd.array(values, dtype=PANDAS_TYPES[type_])
+            for name, type_, values in zip(relation.attributes, relation.types, columns)}
+    for name, values in (extra or {}).items():
+        data[name] = pd.array(values, dtype="int64")
+    return pd.DataFrame(data, index=pd.RangeIndex(length))
+
+
+def arrow_of(columns: list, relation: RelationPlan, extra: dict | None = None):
+    """An Arrow table of ``columns`` (as :func:`pandas_of`)."""
     import pyarrow as pa
 
-    ordered = sorted_rows(rows)
-    columns = list(zip(*ordered)) if ordered else [()] * relation.arity
     arrays = [pa.array(values, type=getattr(pa, ARROW_TYPES[type_])())
               for type_, values in zip(relation.types, columns)]
     names = list(relation.attributes)

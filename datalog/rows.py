@@ -31,6 +31,11 @@ class Rows(Mapping):
     def __contains__(self, name) -> bool:
         return name in self._rows
 
+    def size(self, name: str) -> int:
+        """How many rows ``name`` has (for a transaction's changes, counted
+        without making the rows: :mod:`datalog.changes`)."""
+        return len(self[name])
+
     def __repr__(self) -> str:
         return repr({name: sorted(rows) for name, rows in self._rows.items()})
 

@@ -34,6 +34,7 @@ import time
 from collections.abc import Mapping
 
 from engine import lazy
+from engine.colbatch import ColBatch
 from engine.errors import (
     BuildError,
     EngineError,
@@ -507,7 +508,10 @@ class Circuit(BaseCircuit):
 
     def step(self, inputs: Mapping[str, object] | None = None,
              epoch: int | None = None, dry_run: bool = False) -> dict[str, ZSet]:
-        """Run one epoch (one transaction) and return each output's difference.
+        """Run one epoch (one transaction) and return each output's difference:
+        a :class:`~engine.zset.ZSet`, or a columnar batch
+        (:class:`~engine.colbatch.ColBatch`, a read-only mapping row -> weight
+        that makes its rows only when asked). Neither changes after the step.
 
         ``inputs`` maps source names to Z-sets (row -> weight) or iterables of
         rows. Atomic: on any error every operator's state is as before.
@@ -559,7 +563,7 @@ class Circuit(BaseCircuit):
                 raise
             label = (node.label or type(node).__name__) if node is not None else "circuit"
             raise OperatorError(label, error) from error
-        result = {name: sink.delta if type(sink.delta) is ZSet else ZSet(sink.delta)
+        result = {name: sink.delta if type(sink.delta) in (ZSet, ColBatch) else ZSet(sink.delta)
                   for name, sink in self.sinks.items()}
         if dry_run:
             for node in nodes:

@@ -167,9 +167,9 @@ class Sink(Node):
         self.delta = EMPTY
 
     def evaluate(self, i: int) -> None:
-        batch = self.inputs[0].out
-        # a columnar batch (engine.colbatch) leaves the circuit as a dict of rows
-        self.delta = batch.rows() if hasattr(batch, "kinds") else batch
+        # a columnar batch (engine.colbatch) leaves the circuit as it is: a
+        # read-only mapping row -> weight whose rows are made only if asked for
+        self.delta = self.inputs[0].out
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0 and self.keep and self.delta:

@@ -317,7 +317,10 @@ class DistinctTraceNode(Node):
     def collection_cursor(self):
         # every finished epoch, all iterations: the rows of weight > 0 are the
         # output's collection after the last fixed point. Packed state goes back
-        # to the dict trace to be read (the next large batch packs it again).
+        # to the dict trace to be read (the next large batch packs it again),
+        # counted too: counting it in its runs instead (Session.size) kept it
+        # packed, and the single-fact updates that followed measured 1.4-2x
+        # slower on Andersen and negation+count (small batches cost more on runs).
         if self.packed is not None:
             self._to_rows(for_good=False)
         return self.trace.past_cursor()
