@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-import numpy as np
-
 from datalog.rows import EMPTY, Rows
+from engine import lazy
 from engine.colbatch import SYMBOLS, ColBatch
+
+np = lazy.module("numpy", globals())
 
 
 class Changes:
