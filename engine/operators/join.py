@@ -39,6 +39,7 @@ from engine.colbatch import ColBatch
 from engine.columnar import ColumnarTrace, Unfit, fits
 from engine.node import Node
 from engine.operators import columns as col
+from engine.operators import rootcols
 from engine.operators.linear import compile_chain, emit_lines
 from engine.trace import DELTA_SOURCE, Trace, delta_cursor
 from engine.zset import EMPTY, add_into
@@ -408,12 +409,11 @@ class JoinNode(Node):
             return
         if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
             self.prepare()
-        found = self.columns_of(a, b)
-        if found is not None:
-            pieces: list = []
-            self.join_columns(pieces, found[0], found[1], None)
-            self.out = self.finish_columns(pieces) or EMPTY
-            return
+        if max(len(a), len(b)) >= colbatch.JOIN_ON_RUNS:
+            found = rootcols.root_join(self, a, b)  # large deltas on columns
+            if found is not None:
+                self.out = found or EMPTY
+                return
         fns = self.functions
         out: dict = {}
         if self.spilled:
