@@ -7,12 +7,16 @@ hold included."""
 
 from __future__ import annotations
 
+import contextlib
+from unittest import mock
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine import Circuit, colbatch
 from engine.colbatch import columns_from
+from engine.operators import rootcols
 from engine.operators.distinct import DistinctNode
 from engine.operators.join import JoinNode, TraceNode
 from engine.operators.linear import LinearNode
@@ -41,7 +45,17 @@ PATHS = pytest.mark.parametrize("threshold", [0, None, "epoch", 3],
 def path(threshold):
     if threshold == "epoch":
         return columns_from(0, state=1 << 60)
+    if threshold == "arrays":
+        return arrays()
     return columns_from(threshold)
+
+
+@contextlib.contextmanager
+def arrays():
+    """Every batch columnar, and a packed Distinct's small batches on whole
+    arrays too (not row by row)."""
+    with columns_from(0), mock.patch.object(rootcols, "SMALL_BATCH", 0):
+        yield
 
 
 def joined(a: dict, b: dict) -> dict:
@@ -199,7 +213,8 @@ def test_semijoin_takes_the_columns_at_the_default_size():
     assert dict(out) == {(1, 1): -1}
 
 
-@PATHS
+@pytest.mark.parametrize("threshold", [0, "arrays", None, "epoch", 3],
+                         ids=["columns", "arrays", "default", "columns-back-at-commit", "switch"])
 @settings(max_examples=100, deadline=None)
 @given(series)
 @example({0: {(0, 0): 1}, 1: {(0, 0): 1, (1, 1): 1}, 2: {(0, 0): -2}})
@@ -214,7 +229,7 @@ def test_distinct_incremental(threshold, a):
 
 
 @settings(max_examples=100, deadline=None)
-@given(mixed_series, st.sampled_from([0, 3]))
+@given(mixed_series, st.sampled_from([0, "arrays", 3]))
 def test_distinct_incremental_goes_back_to_rows_for_rows_it_cannot_pack(a, threshold):
     with path(threshold):
         holder = Holder()
@@ -226,7 +241,7 @@ def test_distinct_incremental_goes_back_to_rows_for_rows_it_cannot_pack(a, thres
 
 
 @settings(max_examples=100, deadline=None)
-@given(series, st.sets(st.integers(0, EPOCHS - 1)), st.sampled_from([0, "epoch", 3]))
+@given(series, st.sets(st.integers(0, EPOCHS - 1)), st.sampled_from([0, "arrays", "epoch", 3]))
 def test_distinct_incremental_rolled_back(a, failed, threshold):
     """An epoch evaluated then rolled back leaves the state as it was; the
     packed state read mid-way (``collection_cursor``) too."""
