@@ -67,13 +67,13 @@ def keep_left(key, left, right):
 # Join
 
 
-def _int_columns(batch) -> ColBatch | None | bool:
-    """``batch`` as int64 columns; ``None`` when empty; ``False`` when it
-    does not fit."""
+def _columns(batch) -> ColBatch | None | bool:
+    """``batch`` in columns of ints and symbols (interned ids); ``None`` when
+    empty; ``False`` when it does not fit (floats, wide ints, mixed types)."""
     if not batch:
         return None
     found = ColBatch.from_rows(batch)
-    if found is None or not found.int_only:
+    if found is None or not all(kind in "is" for kind in found.kinds):
         return False
     return found
 
@@ -93,9 +93,9 @@ def _stages(node):
     return split
 
 
-def _finish(node, pieces: list, arity: int):
+def _finish(node, pieces: list, kinds: tuple):
     """The consolidated pieces through the fused stages."""
-    out = col.finish(pieces, ("i",) * arity)
+    out = col.finish(pieces, kinds)
     vector, rest = _stages(node)
     for kind, spec in vector:
         out = out.negate() if kind == "negate" else out.project(spec)
@@ -120,12 +120,24 @@ def _projection(node, a: ColBatch | None, left) -> tuple | None:
     return None if arity is None else tuple((0, c) for c in range(arity))
 
 
+def _kinds(delta: ColBatch | None, trace) -> tuple | None:
+    """The kinds of one side's rows: its delta's, else its trace's in runs
+    (ints), else unknown (``None``: no pair has a row of that side)."""
+    if delta is not None:
+        return delta.kinds
+    if type(trace) is ColumnarTrace and trace.arity is not None:
+        return ("i",) * trace.arity
+    return None
+
+
 def root_join(node, a, b):
     """The root join of the deltas ``a``, ``b`` with the traces (module
     docstring) on columns; ``None`` when this time's work stays on the row
-    loops (small deltas, keys of several columns, rows not all int64, a
-    trace that may be spilled, a combine other than a projection or
-    :func:`keep_left`)."""
+    loops (small deltas, keys of several columns, rows of floats or wide
+    ints, a trace that may be spilled, a combine other than a projection or
+    :func:`keep_left`). Rows with symbols join on columns against the other
+    delta (ids of interned symbols are equal when the symbols are) and by
+    the row loop against a trace (traces in runs hold ints only)."""
     semijoin = node.combine is keep_left
     if node.spilled or (callable(node.combine) and not semijoin):
         return None
@@ -137,9 +149,13 @@ def root_join(node, a, b):
             size < colbatch.JOIN_ON_RUNS or type(left.trace) is not ColumnarTrace
             or type(right.trace) is not ColumnarTrace):
         return None
-    ca, cb = _int_columns(a), _int_columns(b)
+    ca, cb = _columns(a), _columns(b)
     if ca is False or cb is False:
         return None
+    for delta, own in ((ca, left), (cb, right)):
+        if (delta is not None and not delta.int_only and type(own.trace) is ColumnarTrace
+                and own.trace.past):
+            return None  # a side's rows in symbols now, in ints in its runs
     for trace in (left, right):
         trace.wants_columns = True    # the deltas' appends go into runs too
     COUNTS["semijoin" if semijoin else "root_join"] += 1
@@ -147,7 +163,8 @@ def root_join(node, a, b):
     pieces: list = []
     rows_out: dict = {}
     projection = None
-    for delta, rows, own, other, side in ((ca, a, 0, right, "left"), (cb, b, 1, left, "right")):
+    for delta, rows, own, other, side, opposite in ((ca, a, 0, right, "left", cb),
+                                                     (cb, b, 1, left, "right", ca)):
         if delta is None:
             continue
         trace = other.trace
@@ -155,22 +172,27 @@ def root_join(node, a, b):
             past = trace.past_cursor()
             if not past:
                 continue
-            if other.appended < colbatch.SMALL_STATE or not other.columns_ready():
+            if (other.appended < colbatch.SMALL_STATE
+                    or not (opposite is None or opposite.int_only)
+                    or not other.columns_ready()):
                 node.functions[f"{side}_plain"](rows_out, rows, past)  # a small dict trace
                 continue
             trace = other.trace
-        if not trace.past:
-            continue
+        if not trace.past or delta.kinds[keys[own]] != "i":
+            continue  # nothing there, or symbols sought among ints
         projection = projection or _projection(node, ca, left)
         if projection is not None:
             col.join_part(delta, keys[own], trace.past, projection, own == 0, pieces)
-    if ca is not None and cb is not None:  # a ⋈ b, the smaller side sorted
-        projection = projection or _projection(node, ca, left)
+    if ca is not None and cb is not None and ca.kinds[keys[0]] == cb.kinds[keys[1]]:
+        projection = projection or _projection(node, ca, left)  # a ⋈ b, the smaller side sorted
         if len(ca) >= len(cb):
             col.join_part(ca, keys[0], [col.DeltaRun(cb, keys[1])], projection, True, pieces)
         else:
             col.join_part(cb, keys[1], [col.DeltaRun(ca, keys[0])], projection, False, pieces)
-    out = _finish(node, pieces, len(projection)) if pieces else None
+    out = None
+    if pieces:
+        sides = (_kinds(ca, left.trace), _kinds(cb, right.trace))
+        out = _finish(node, pieces, tuple(sides[s][c] for s, c in projection))
     rows_out = {r: w for r, w in rows_out.items() if w}
     if not out:
         return rows_out

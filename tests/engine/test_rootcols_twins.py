@@ -281,3 +281,62 @@ def test_distinct_incremental_takes_the_columns_at_the_default_size():
     assert node.packed is not None
     assert out[1] == {(3, 3): -1, (n, 1): 1}
     assert integral(out, 1) == distinct({**big, (3, 3): 0, (n, 1): 1})
+
+
+symbols = st.sampled_from(["x", "y", "zz"])
+symbol_series = st.dictionaries(
+    st.integers(0, EPOCHS - 1),
+    st.dictionaries(st.tuples(st.integers(0, 2), symbols), weights, max_size=5),
+    max_size=EPOCHS)
+flipped_series = st.dictionaries(
+    st.integers(0, EPOCHS - 1),
+    st.dictionaries(st.tuples(symbols, st.integers(0, 3)), weights, max_size=5),
+    max_size=EPOCHS)
+
+
+def keyed_join(left_key: int, right_key: int):
+    left, right = Holder(), Holder()
+    left_trace = TraceNode(left, ("cols", (left_key,)), False)
+    right_trace = TraceNode(right, ("cols", (right_key,)), False)
+    join = JoinNode(left, right, left_trace, right_trace, ((0, 1), (1, 0), (1, 1)))
+    nodes = [left_trace, right_trace, join]
+    place(nodes, nested=False)
+    return left, right, join, nodes
+
+
+def naive_keyed(a: dict, b: dict, left_key: int, right_key: int) -> dict:
+    pairs = join_stream(lambda k, left, right: (left, right),
+                        index_with(lambda r: r[left_key], a),
+                        index_with(lambda r: r[right_key], b))
+    return naive_projection(pairs)
+
+
+@PATHS
+@settings(max_examples=100, deadline=None)
+@given(series, symbol_series, flipped_series)
+def test_root_join_of_symbols(threshold, ints, syms, flipped):
+    """Symbols in a column joined on ints, symbols as the key, and a side
+    whose rows are ints in one epoch and symbols in another."""
+    alternate = {e: (syms if e % 2 else ints).get(e, {}) for e in range(EPOCHS)}
+    cases = [((syms, syms), 0, 0), ((syms, flipped), 1, 0), ((ints, syms), 0, 0),
+             ((syms, ints), 1, 1), ((alternate, ints), 0, 0), ((ints, alternate), 0, 0),
+             ((alternate, alternate), 0, 0)]
+    for (a, b), left_key, right_key in cases:
+        with path(threshold):
+            left, right, join, nodes = keyed_join(left_key, right_key)
+            out = run_root({"a": left, "b": right}, {"a": a, "b": b}, nodes, join, EPOCHS)
+        for e in range(EPOCHS):
+            assert integral(out, e) == naive_keyed(integral(a, e), integral(b, e),
+                                                   left_key, right_key), e
+
+
+def test_a_bulk_load_of_symbols_joins_on_columns():
+    n = colbatch.THRESHOLD
+    left, right, join, nodes = keyed_join(1, 0)
+    a = {(k, f"s{k % 500}"): 1 for k in range(n)}
+    b = {(f"s{k}", k): 1 for k in range(0, 500, 5)}
+    before = colbatch.COUNTS["root_join"]
+    out = run_root({"a": left, "b": right}, {"a": {0: a, 1: {(1, "s0"): 1}}, "b": {0: b}},
+                   nodes, join, 2)
+    assert colbatch.COUNTS["root_join"] == before + 1
+    assert integral(out, 1) == naive_keyed({**a, (1, "s0"): 1}, b, 1, 0)
