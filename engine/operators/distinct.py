@@ -59,8 +59,8 @@ class DistinctNode(Node):
         if not batch:
             self.out = EMPTY
             return
-        if (self.packed is None and not self.no_columns
-                and len(batch) >= colbatch.DISTINCT_ROWS):
+        if (self.packed is None and not self.no_columns and type(batch) is ColBatch
+                and len(batch) >= colbatch.DISTINCT_ROWS):  # rows in a dict stay rows
             self.packed = rootcols.to_packed(self, batch)
             self.no_columns = self.packed is None
         if self.packed is not None:

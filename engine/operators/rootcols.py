@@ -27,9 +27,11 @@ the projection onto the left row's columns.
 with the rows packed into one ``int64`` each (:class:`~engine.operators.columns.Packing`)
 and ``I(e-1)`` kept as a spine of runs of (packed row, weight): the old weights
 of a batch come from one ``searchsorted`` per run. The state moves there with a
-batch of ``DISTINCT_ROWS`` rows, stays while it holds ``SMALL_STATE`` rows or
-more, and goes back to the dict trace at commit below that (small updates are
-cheaper on dicts), when a batch does not pack, and to be read.
+columnar batch of ``DISTINCT_ROWS`` rows (a batch of rows in a dict is no
+cheaper to pack than to loop over, and its consumers want rows), stays while it
+holds ``SMALL_STATE`` rows or more, and goes back to the dict trace at commit
+below that (small updates are cheaper on dicts), when a batch does not pack,
+and to be read.
 
 :data:`engine.colbatch.COUNTS` counts ``root_join``, ``semijoin`` and
 ``root_distinct`` (the times each ran on columns).
@@ -47,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine import colbatch
-from engine.colbatch import COUNTS, INT64, ColBatch
+from engine.colbatch import COUNTS, INT64, SYMBOLS, ColBatch
 from engine.columnar import ColumnarTrace, fits, push_run
 from engine.operators import columns as col
 from engine.operators.linear import compile_chain
@@ -102,8 +104,24 @@ def _finish(node, pieces: list, kinds: tuple):
     if rest is not None and out:
         node.row_fallbacks += len(out)
         COUNTS["row_stages"] += len(out)
-        return rest(out.rows())
+        return rest(_Pairs(out))
     return out
+
+
+class _Pairs:
+    """A columnar batch read once as ``(row, weight)`` pairs by the row stages:
+    no dict of its rows is kept (the stages make new rows)."""
+
+    __slots__ = ("batch",)
+
+    def __init__(self, batch: ColBatch):
+        self.batch = batch
+
+    def items(self):
+        batch = self.batch
+        values = [SYMBOLS.symbols(c) if kind == "s" else c.tolist()
+                  for c, kind in zip(batch.columns, batch.kinds)]
+        return zip(zip(*values), batch.weights.tolist())
 
 
 def _projection(node, a: ColBatch | None, left) -> tuple | None:

@@ -15,7 +15,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine import Circuit, colbatch
-from engine.colbatch import columns_from
+from engine.colbatch import ColBatch, columns_from
 from engine.operators import rootcols
 from engine.operators.distinct import DistinctNode
 from engine.operators.join import JoinNode, TraceNode
@@ -276,8 +276,14 @@ def test_distinct_incremental_takes_the_columns_at_the_default_size():
     n = colbatch.DISTINCT_ROWS
     before = colbatch.COUNTS["root_distinct"]
     big = {(k, k % 7): 2 for k in range(colbatch.SMALL_STATE)}
-    out = run_root({"a": holder}, {"a": {0: big, 1: {(3, 3): -2, (n, 1): 1}}}, [node], node, 2)
+    as_rows = run_root({"a": holder}, {"a": {0: big}}, [node], node, 1)
+    assert node.packed is None  # a batch of rows in a dict stays on the rows
+    node = DistinctNode(holder)
+    place([node], nested=False)
+    out = run_root({"a": holder}, {"a": {0: ColBatch.from_rows(big),
+                                         1: {(3, 3): -2, (n, 1): 1}}}, [node], node, 2)
     assert colbatch.COUNTS["root_distinct"] == before + 2  # the state stays packed
+    assert out[0] == as_rows[0]
     assert node.packed is not None
     assert out[1] == {(3, 3): -1, (n, 1): 1}
     assert integral(out, 1) == distinct({**big, (3, 3): 0, (n, 1): 1})
