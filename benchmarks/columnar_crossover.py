@@ -18,7 +18,19 @@ the least ``n`` from which the columnar path is the faster. The thresholds in
   large batch went through yet), the columnar path turning it into runs;
 * ``distinct``: Distinct Trace on a batch half new, half already in the trace;
 * ``plus``: the sum of a columnar batch (a join's output, its rows not made)
-  and a dict batch.
+  and a dict batch;
+
+and of the root circuit's (:mod:`engine.operators.rootcols`):
+
+* ``root-join``: the bulk load's join, ``a ⋈ b`` of two deltas of ``n`` rows
+  (traces empty);
+* ``root-join-runs``: a delta of ``n`` rows against a root trace of ``--state``
+  rows in runs (an update after a large bulk load);
+* ``semijoin``: ``n`` rows against ``n / 4`` distinct keys, traces empty (the
+  bulk load of a negation);
+* ``root-distinct``: Distinct Incremental on a batch half new, half in the
+  state (``--state`` rows, packed runs on the columnar path, a dict on the
+  row path).
 """
 
 from __future__ import annotations
@@ -31,9 +43,10 @@ from types import SimpleNamespace
 
 from engine import colbatch
 from engine.colbatch import ColBatch
-from engine.operators.distinct import DistinctTraceNode
-from engine.operators.join import NestedJoinNode, TraceNode
+from engine.operators.distinct import DistinctNode, DistinctTraceNode
+from engine.operators.join import JoinNode, NestedJoinNode, TraceNode
 from engine.operators.linear import PlusNode
+from engine.operators.rootcols import SMALL_BATCH, keep_left
 from engine.zset import EMPTY
 
 
@@ -47,8 +60,8 @@ class Given:
         self.inputs, self.reads = [], []
 
 
-def place(nodes) -> None:
-    fake = SimpleNamespace(nested=True, node=None, parent=None)
+def place(nodes, nested: bool = True) -> None:
+    fake = SimpleNamespace(nested=nested, node=None, parent=None)
     for node in nodes:
         node.circuit = fake
     for node in nodes:
@@ -133,8 +146,63 @@ def plus_case(n: int, state: int, columnar: bool, repeat: int) -> float:
     return timed(call, repeat)
 
 
+def root_join_case(n: int, state: int, columnar: bool, repeat: int, past: bool = False,
+                   combine=((0, 0), (1, 1)), keys: int | None = None) -> float:
+    rng = random.Random(4)
+    left, right = Given(), Given()
+    left_trace = TraceNode(left, ("cols", (1,)), False)
+    right_trace = TraceNode(right, ("cols", (0,)), False)
+    join = JoinNode(left, right, left_trace, right_trace, combine)
+    place([left_trace, right_trace, join], nested=False)
+    keys = keys or max(n // 2, 1)
+    if past:
+        keys = state // 2
+        facts = {(rng.randrange(keys), rng.randrange(1 << 30)): 1 for _ in range(state)}
+        right_trace.trace.append_rows(facts)
+        right_trace.columns_ready()
+        left_trace.columns_ready()
+        right_trace.trace.commit()
+        left_trace.trace.commit()
+        right_trace.appended = right_trace.committed = state
+        other = EMPTY
+    elif combine is keep_left:  # the distinct keys of the other side
+        other = {(k,): 1 for k in range(keys)}
+    else:
+        other = {(rng.randrange(keys), rng.randrange(1 << 30)): 1 for _ in range(n)}
+    delta = rows(n, rng, keys)
+    left.out = ColBatch.from_rows(delta) if columnar else delta
+    right.out = ColBatch.from_rows(other) if columnar and other else other
+    return timed(lambda: join.evaluate(0), repeat)
+
+
+def root_join_runs_case(n: int, state: int, columnar: bool, repeat: int) -> float:
+    return root_join_case(n, state, columnar, repeat, past=True)
+
+
+def semijoin_case(n: int, state: int, columnar: bool, repeat: int) -> float:
+    return root_join_case(n, state, columnar, repeat, combine=keep_left,
+                          keys=max(n // 4, 1))
+
+
+def root_distinct_case(n: int, state: int, columnar: bool, repeat: int) -> float:
+    rng = random.Random(5)
+    given = Given()
+    node = DistinctNode(given)
+    place([node], nested=False)
+    old = rows(state, rng, 1 << 20)
+    given.out = ColBatch.from_rows(old) if columnar else old
+    node.evaluate(0)
+    node.clock_stop(0, 0)
+    new = rows(n // 2, rng, 1 << 20)
+    new.update(dict(list(old.items())[: n - n // 2]))
+    # small batches come as dicts (and meet the packed state row by row)
+    given.out = ColBatch.from_rows(new) if columnar and n >= SMALL_BATCH else new
+    return timed(lambda: node.evaluate(0), repeat)
+
+
 CASES = {"join": join_case, "join-dict": join_dict_case, "distinct": distinct_case,
-         "plus": plus_case}
+         "plus": plus_case, "root-join": root_join_case, "root-join-runs": root_join_runs_case,
+         "semijoin": semijoin_case, "root-distinct": root_distinct_case}
 
 
 def main(argv=None) -> None:
@@ -146,7 +214,7 @@ def main(argv=None) -> None:
     sizes = [16, 64, 256, 1024, 4096, 16384]
     print(f"one call per path, microseconds (median of {args.repeat}); state "
           f"{args.state:,} rows")
-    print(f"{'operator':10}{'n':>8}{'rows µs':>12}{'columns µs':>12}{'columns/rows':>14}")
+    print(f"{'operator':15}{'n':>8}{'rows µs':>12}{'columns µs':>12}{'columns/rows':>14}")
     for name, case in CASES.items():
         if args.only and name != args.only:
             continue
@@ -158,8 +226,8 @@ def main(argv=None) -> None:
                 col = case(n, args.state, True, args.repeat)
             if crossover is None and col < row:
                 crossover = n
-            print(f"{name:10}{n:>8,}{row:>12,.0f}{col:>12,.0f}{col / row:>14.2f}")
-        print(f"{name:10}crossover: columns faster from n = "
+            print(f"{name:15}{n:>8,}{row:>12,.0f}{col:>12,.0f}{col / row:>14.2f}")
+        print(f"{name:15}crossover: columns faster from n = "
               f"{crossover if crossover is not None else 'never (in these sizes)'}")
 
 

@@ -28,14 +28,11 @@ from engine.operators.delay import DelayNode, IntegrateNode
 from engine.operators.distinct import DistinctNode, DistinctTraceNode
 from engine.operators.join import JoinNode, NestedJoinNode, TraceNode
 from engine.operators.linear import InspectNode, LinearNode, PlusNode
+from engine.operators.rootcols import keep_left
 
 
 def _identity(row):
     return row
-
-
-def _keep_left(key, left, right):
-    return left
 
 
 class Stream:
@@ -211,8 +208,12 @@ class IndexedStream:
 
     def semijoin(self, other: IndexedStream, label: str = "") -> Stream:
         """Rows of this stream whose key has a row in ``distinct(other)``."""
-        keys = other.keys().index_with(_identity)
-        return self.join(keys, _keep_left, label)
+        kind, spec = other.index
+        if kind == "cols":  # keys of k columns are rows of k columns: (row[0], ...)
+            keys = other.keys().index_by(tuple(range(len(spec))))
+        else:
+            keys = other.keys().index_with(_identity)
+        return self.join(keys, keep_left, label)
 
     def antijoin(self, other: IndexedStream, label: str = "") -> Stream:
         """Rows of this stream whose key has no row in ``distinct(other)``:

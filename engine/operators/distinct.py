@@ -29,6 +29,7 @@ from engine import colbatch, lazy
 from engine.codegen import build_functions
 from engine.colbatch import INT64, ColBatch
 from engine.node import Node
+from engine.operators import rootcols
 from engine.operators.columns import PackedTrace, Packing, distinct_step, key_run
 from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add, history_items
 from engine.zset import EMPTY
@@ -37,19 +38,37 @@ np = lazy.module("numpy", globals())
 
 
 class DistinctNode(Node):
-    """Distinct Incremental (root scope): ``out(e) = [I(e) > 0] - [I(e-1) > 0]``."""
+    """Distinct Incremental (root scope): ``out(e) = [I(e) > 0] - [I(e-1) > 0]``;
+    large batches on packed rows (:mod:`engine.operators.rootcols`)."""
 
     quiet = True
 
     def __init__(self, source: Node, label: str = ""):
         super().__init__([source], label)
         self.trace = ZSetTrace(nested=False)
+        self.packed: rootcols.PackedRows | None = None  # the trace in packed runs
+        self.no_columns = False  # a batch did not pack: rows for good
+
+    def _to_rows(self, for_good: bool) -> None:
+        self.packed.to_trace(self.trace)
+        self.packed = None
+        self.no_columns = for_good
 
     def evaluate(self, i: int) -> None:
         batch = self.inputs[0].out
         if not batch:
             self.out = EMPTY
             return
+        if (self.packed is None and not self.no_columns and type(batch) is ColBatch
+                and len(batch) >= colbatch.DISTINCT_ROWS):  # rows in a dict stay rows
+            self.packed = rootcols.to_packed(self, batch)
+            self.no_columns = self.packed is None
+        if self.packed is not None:
+            out = rootcols.root_distinct(self.packed, batch)
+            if out is not None:
+                self.out = out or EMPTY
+                return
+            self._to_rows(for_good=True)
         out = {}
         # I(e-1) of each row of the batch, looked up in one pass
         for (row, w), old in zip(batch.items(), self.trace.past_cursor().weights_of(batch)):
@@ -59,15 +78,28 @@ class DistinctNode(Node):
         self.out = out or EMPTY
 
     def clock_stop(self, scope: int, time: int) -> None:
-        if scope == 0:
+        if scope != 0:
+            return
+        if self.packed is None:
             self.trace.append(self.inputs[0].out)
             self.trace.commit()
+            return
+        self.packed.commit()  # the batch was staged by root_distinct
+        self.trace.epoch += 1
+        if len(self.packed) < colbatch.SMALL_STATE:
+            self._to_rows(for_good=False)  # small updates are cheaper on dicts
 
     def rollback(self) -> None:
         self.trace.rollback()
+        if self.packed is not None:
+            self.packed.staged = []
 
     def collection_cursor(self):
-        return self.trace.past_cursor()    # I(e-1): its rows of weight > 0 are out
+        # I(e-1): its rows of weight > 0 are out. Packed state goes back to the
+        # dict trace to be read (the next large batch packs it again).
+        if self.packed is not None:
+            self._to_rows(for_good=False)
+        return self.trace.past_cursor()
 
     def describe_args(self) -> str:
         return "distinct"

@@ -39,6 +39,7 @@ from engine.colbatch import ColBatch
 from engine.columnar import ColumnarTrace, Unfit, fits
 from engine.node import Node
 from engine.operators import columns as col
+from engine.operators import rootcols
 from engine.operators.linear import ColumnChain, emit_lines
 from engine.trace import DELTA_SOURCE, Trace, delta_cursor
 from engine.zset import EMPTY, add_into
@@ -319,13 +320,15 @@ class JoinNode(Node):
             out.append(found)
         return out
 
-    def finish_columns(self, pieces: list):
-        """The consolidated pairs through the fused stages: on columns while
-        they have a columnar form, then per row (counted; ``ColumnChain``)."""
-        kinds = ("i",) * len(self.combine)
-        out = col.finish(pieces, kinds)
+    def finish_columns(self, pieces: list, kinds: tuple | None = None):
+        """The consolidated pairs (columns of ``kinds``, ints by default)
+        through the fused stages: on columns while they have a columnar form,
+        then per row (counted; ``ColumnChain``)."""
+        out = col.finish(pieces, kinds or ("i",) * len(self.combine))
         if not self.stages or not out:
             return out
+        if self.column_stages is None:
+            self.column_stages = ColumnChain(self.stages, self.vectors)
         before = colbatch.COUNTS["row_stages"]
         out = self.column_stages(out)
         self.row_fallbacks += colbatch.COUNTS["row_stages"] - before
@@ -403,12 +406,11 @@ class JoinNode(Node):
             return
         if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
             self.prepare()
-        found = self.columns_of(a, b)
-        if found is not None:
-            pieces: list = []
-            self.join_columns(pieces, found[0], found[1], None)
-            self.out = self.finish_columns(pieces) or EMPTY
-            return
+        if max(len(a), len(b)) >= colbatch.JOIN_ON_RUNS:
+            found = rootcols.root_join(self, a, b)  # large deltas on columns
+            if found is not None:
+                self.out = found or EMPTY
+                return
         fns = self.functions
         out: dict = {}
         if self.spilled:

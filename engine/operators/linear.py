@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 
 from engine import colbatch, vector
 from engine.codegen import build_function, key_expression, tuple_expression
-from engine.colbatch import ColBatch
+from engine.colbatch import SYMBOLS, ColBatch
 from engine.node import Node
 from engine.operators import columns
 from engine.zset import EMPTY, sum_zsets
@@ -156,12 +156,29 @@ class ColumnChain:
         except vector.Fallback:
             colbatch.COUNTS["row_batches"] += 1
             colbatch.COUNTS["row_stages"] += len(batch)
-            return self.whole(batch.rows())
+            return self.whole(_Pairs(batch))
         if self.rest is not None and out:
             colbatch.COUNTS["row_stages"] += len(out)
-            return self.rest(out.rows())
+            return self.rest(_Pairs(out))
         colbatch.COUNTS["linear"] += 1
         return out
+
+
+class _Pairs:
+    """A columnar batch read once as ``(row, weight)`` pairs by the row stages:
+    no dict of its rows is kept (the stages make new rows)."""
+
+    __slots__ = ("batch",)
+
+    def __init__(self, batch: ColBatch):
+        self.batch = batch
+
+    def items(self):
+        batch = self.batch
+        values = [SYMBOLS.symbols(c) if kind == "s" else c.tolist()
+                  for c, kind in zip(batch.columns, batch.kinds)]
+        rows = zip(*values) if values else [()] * len(batch.weights)
+        return zip(rows, batch.weights.tolist())
 
 
 def chain_vectors(stages, vectors) -> list:
