@@ -46,14 +46,14 @@ and to be read.
 
 from __future__ import annotations
 
-import numpy as np
-
-from engine import colbatch
+from engine import colbatch, lazy
 from engine.colbatch import COUNTS, INT64, ColBatch
 from engine.columnar import ColumnarTrace, fits, push_run
 from engine.operators import columns as col
 from engine.trace import Trace
 from engine.zset import add_into
+
+np = lazy.module("numpy", globals())
 
 for _name in ("root_join", "semijoin", "root_distinct"):
     COUNTS.setdefault(_name, 0)
