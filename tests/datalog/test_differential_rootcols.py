@@ -89,8 +89,10 @@ def test_root_columnar_paths_taken_by_default_and_equal_to_plain_loops():
     for counter in ("root_join", "semijoin", "root_distinct"):
         assert colbatch.COUNTS[counter] > before[counter], counter
     assert few in edges and added[0] != few
-    # every epoch whose batch reaches `shut` (all but the retraction of added[0])
-    assert colbatch.COUNTS["root_distinct"] == before["root_distinct"] + 5
+    # at least every epoch whose batch reaches `shut` (all but the retraction of
+    # added[0]); other root Distincts take columns too once their input batches
+    # stay columnar through vectorised filters and maps
+    assert colbatch.COUNTS["root_distinct"] >= before["root_distinct"] + 5
 
 
 def test_the_plain_loops_agree_with_the_reference():
