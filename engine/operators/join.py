@@ -302,13 +302,13 @@ class JoinNode(Node):
         if not self.on_columns or self.spilled:
             return None
         size = max(len(a), len(b))
-        if size < colbatch.THRESHOLD and (
+        if size < colbatch.LOOP_ROWS and (
                 size < colbatch.JOIN_ON_RUNS or type(self.left_trace) is Trace
                 or type(self.right_trace) is Trace):
             return None
         left, right = self.reads
         if max(left.appended, right.appended) < colbatch.SMALL_STATE:
-            return None     # its traces would go back to dicts at commit
+            return None     # small state: dicts are cheaper (and it would go back at commit)
         if not (left.columns_ready() and right.columns_ready()):
             return None
         out = []
