@@ -302,10 +302,10 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
                         heap_push(j)
                     else:
                         waiting.append(chosen)
-    if due is not None and len(due):
+    if w.all():
+        trace.append_sorted(rows, i, w)
+    else:  # the rows only due now (and any zero weight)
         changed = w != 0
         trace.append_sorted(rows[changed], i, w[changed])
-    else:
-        trace.append_sorted(rows, i, w)
     keep = np.flatnonzero(delta)
     return rows[keep], delta[keep].astype(INT64)
