@@ -80,6 +80,12 @@ PLUS_ROWS = 256
 #: Closure of a 1,000-node chain (~500 rows an iteration over 1,000
 #: iterations, 500,000 paths): see README "Columnar runtime".
 LOOP_ROWS = 256
+#: Under THRESHOLD, a join whose other trace is a small dict (under SMALL_STATE
+#: rows, more than the delta) moves it into runs only from this iteration on:
+#: it would go back to dicts at commit, a round trip of ~2 µs an entry that a
+#: short loop's updates do not repay (same generation on a depth-10 tree:
+#: single-fact updates 9 -> 13-21 ms without this) and a long one does.
+LONG_LOOP = 64
 #: At the end of an epoch, a Distinct Trace or join trace in runs holding fewer
 #: entries than this goes back to dicts, where the small deltas of the next
 #: updates are cheaper (same generation on a depth-6 tree: single-fact updates

@@ -295,7 +295,7 @@ class JoinNode(Node):
                                   compile_chain(self.stages[vector:])
                                   if vector < len(self.stages) else None)
 
-    def columns_of(self, a, b):
+    def columns_of(self, a, b, i: int = 0):
         """``(a, b)`` as int64 column batches (``None`` for an empty side) when
         this time's work goes the columnar way: a projection join, one of the
         deltas of at least ``colbatch.THRESHOLD`` rows, both traces in runs."""
@@ -309,6 +309,11 @@ class JoinNode(Node):
         left, right = self.reads
         if max(left.appended, right.appended) < colbatch.SMALL_STATE:
             return None     # small state: dicts are cheaper (and it would go back at commit)
+        if size < colbatch.THRESHOLD and i < colbatch.LONG_LOOP and any(
+                type(t.trace) is Trace and size < t.appended < colbatch.SMALL_STATE
+                for t in self.reads):
+            return None     # a small dict trace would go to runs and back at commit
+            # (~1 µs an entry each way) for a short loop's few rows
         if not (left.columns_ready() and right.columns_ready()):
             return None
         out = []
@@ -500,7 +505,7 @@ class NestedJoinNode(JoinNode):
             out = self.future.pop(i, None)
             pieces = self.columns_later.pop(i, [])
         a, b = self.inputs[0].out, self.inputs[1].out
-        found = self.columns_of(a, b) if self.on_columns and (a or b) else None
+        found = self.columns_of(a, b, i) if self.on_columns and (a or b) else None
         if found is not None:
             self.join_columns(pieces, found[0], found[1], i)
         staged = self.finish_columns(pieces) if pieces else None  # through the stages
