@@ -71,6 +71,21 @@ JOIN_ON_RUNS = 16
 DISTINCT_ROWS = 8192
 #: Plus adds on columns from this many rows (when one input is columnar).
 PLUS_ROWS = 256
+#: In a loop whose state is large, a join's delta or a Distinct Trace's batch
+#: of at least this many rows goes columnar (below THRESHOLD): the join's
+#: traces holding SMALL_STATE rows, the Distinct's trace SMALL_STATE entries.
+#: A dict probe costs ~1 µs a row whatever the state, a columnar step a fixed
+#: 50-150 µs plus little per row; with the state large the loop stays
+#: columnar from there on (no rows made per iteration, the state in runs).
+#: Closure of a 1,000-node chain (~500 rows an iteration over 1,000
+#: iterations, 500,000 paths): see README "Columnar runtime".
+LOOP_ROWS = 256
+#: Under THRESHOLD, a join whose other trace is a small dict (under SMALL_STATE
+#: rows, more than the delta) moves it into runs only from this iteration on:
+#: it would go back to dicts at commit, a round trip of ~2 µs an entry that a
+#: short loop's updates do not repay (same generation on a depth-10 tree:
+#: single-fact updates 9 -> 13-21 ms without this) and a long one does.
+LONG_LOOP = 64
 #: At the end of an epoch, a Distinct Trace or join trace in runs holding fewer
 #: entries than this goes back to dicts, where the small deltas of the next
 #: updates are cheaper (same generation on a depth-6 tree: single-fact updates
@@ -105,7 +120,8 @@ def columns_from(rows: int | None, state: int | None = None):
     >>> colbatch.THRESHOLD == THRESHOLD
     True
     """
-    names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS")
+    names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
+             "LOOP_ROWS")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))

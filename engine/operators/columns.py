@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from engine import lazy
 from engine.colbatch import COUNTS, INT64, ColBatch, concat, consolidate
-from engine.columnar import Run, make_run, push_run
+from engine.columnar import PAST_FLOOR, Run, make_run, push_run
 
 np = lazy.module("numpy", globals())
 NO_TIME = (1 << 63) - 1  # the largest int64: no time
@@ -40,12 +40,17 @@ NO_TIME = (1 << 63) - 1  # the largest int64: no time
 
 def probe(sought: np.ndarray, keys: np.ndarray):
     """``(delta index, run index)`` of every pair of an entry of ``sought``
-    with an equal entry of the sorted ``keys``; ``None`` when there is none."""
+    with an equal entry of the sorted ``keys``; ``None`` when there is none.
+    When no key matches twice (a run of distinct rows) the pairs are the
+    matching positions themselves, with no expansion."""
     lo = keys.searchsorted(sought, "left")
     counts = keys.searchsorted(sought, "right") - lo
     total = int(counts.sum())
     if not total:
         return None
+    mine = np.flatnonzero(counts)
+    if len(mine) == total:
+        return mine, lo[mine]
     mine = np.repeat(np.arange(len(sought)), counts)
     theirs = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
     return mine, theirs
@@ -215,9 +220,17 @@ class PackedTrace:
         push_run(self.cur, key_run(keys, np.full(len(keys), iteration, dtype=INT64),
                                    weights), 0)
 
+    def append_sorted(self, keys, iteration: int, weights) -> None:
+        """:meth:`append` of distinct ``keys`` in order and nonzero weights: a
+        run as they are, no sort."""
+        if len(keys):
+            push_run(self.cur, Run([keys], np.full(len(keys), iteration, dtype=INT64),
+                                   weights, 0, [(int(keys[0]), int(keys[-1])),
+                                                (iteration, iteration)]), 0)
+
     def commit(self) -> None:
         for run in self.cur:
-            push_run(self.past, run, 0)
+            push_run(self.past, run, 0, PAST_FLOOR)
         self.cur = []
         self.scheduled = {}
 
@@ -239,10 +252,15 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
     new ``weights``, and the rows ``due`` at ``i`` (new weight 0 unless in the
     batch): ``(rows, output weights)`` of the nonzero outputs; appends the
     batch to the trace and schedules rows at their next time (``heap_push(j)``
-    for an iteration not scheduled yet)."""
+    for an iteration not scheduled yet).
+
+    ``w3`` (this epoch, every entry at an earlier iteration) is the weight
+    sums of the current runs (:meth:`~engine.columnar.Run.weight_sums`);
+    ``w1``, ``w2`` and the next time come from the matches in the past runs;
+    the batch, sorted already, becomes a run without another sort."""
     if due is not None and len(due):
         rows = np.concatenate([keys, due])
-        rows.sort(kind="stable")
+        rows.sort()
         rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
         w = np.zeros(len(rows), dtype=INT64)
         w[rows.searchsorted(keys)] = weights
@@ -250,38 +268,46 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         order = np.argsort(keys, kind="stable")
         rows, w = keys[order], weights[order]
     n = len(rows)
-    w3 = np.zeros(n, dtype=INT64)
-    found = gather(trace.cur, rows)
-    if found is not None:
-        np.add.at(w3, found[0], found[2])
+    w3 = None
+    for run in trace.cur:
+        if w3 is None:
+            w3 = run.weight_sums(rows)
+        else:
+            w3 += run.weight_sums(rows)
+    if w3 is None:
+        w3 = np.zeros(n, dtype=INT64)
     found = gather(trace.past, rows)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
-        delta = (w3 + w > 0).astype(INT64) - (w3 > 0)
+        delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
     else:
         mine, at, pw = found
         w1 = np.zeros(n, dtype=INT64)
-        w2 = np.zeros(n, dtype=INT64)
+        w12 = np.zeros(n, dtype=INT64)
         before = at < i
         np.add.at(w1, mine[before], pw[before])
-        now = at == i
-        np.add.at(w2, mine[now], pw[now])
-        later = at > i
-        nxt = np.full(n, NO_TIME, dtype=INT64)
-        np.minimum.at(nxt, mine[later], at[later])
-        w12 = w1 + w2
-        delta = (((w12 + w3 + w > 0).astype(INT64) - (w1 + w3 > 0))
-                 - ((w12 > 0).astype(INT64) - (w1 > 0)))
-        wait = (nxt != NO_TIME) & (w3 + w != 0)
-        if wait.any():
-            for j, where in group_by(nxt[wait]):
-                chosen = rows[np.flatnonzero(wait)[where]]
-                waiting = trace.scheduled.get(j)
-                if waiting is None:
-                    trace.scheduled[j] = [chosen]
-                    heap_push(j)
-                else:
-                    waiting.append(chosen)
-    changed = w != 0
-    trace.append(rows[changed], i, w[changed])
-    keep = delta != 0
-    return rows[keep], delta[keep]
+        upto = at <= i
+        np.add.at(w12, mine[upto], pw[upto])
+        w13 = w1 + w3
+        delta = (((w12 + w3 + w > 0).view(np.int8) - (w13 > 0).view(np.int8))
+                 - ((w12 > 0).view(np.int8) - (w1 > 0).view(np.int8)))
+        later = ~upto
+        if later.any():
+            nxt = np.full(n, NO_TIME, dtype=INT64)
+            np.minimum.at(nxt, mine[later], at[later])
+            wait = (nxt != NO_TIME) & (w3 + w != 0)
+            if wait.any():
+                for j, where in group_by(nxt[wait]):
+                    chosen = rows[np.flatnonzero(wait)[where]]
+                    waiting = trace.scheduled.get(j)
+                    if waiting is None:
+                        trace.scheduled[j] = [chosen]
+                        heap_push(j)
+                    else:
+                        waiting.append(chosen)
+    if w.all():
+        trace.append_sorted(rows, i, w)
+    else:  # the rows only due now (and any zero weight)
+        changed = w != 0
+        trace.append_sorted(rows[changed], i, w[changed])
+    keep = np.flatnonzero(delta)
+    return rows[keep], delta[keep].astype(INT64)

@@ -316,8 +316,11 @@ class DistinctTraceNode(Node):
 
     def evaluate(self, i: int) -> None:
         batch = self.inputs[0].out
-        if (self.packed is None and not self.no_columns
-                and batch and len(batch) >= colbatch.DISTINCT_ROWS):
+        if (self.packed is None and not self.no_columns and batch
+                and (len(batch) >= colbatch.DISTINCT_ROWS
+                     or (len(batch) >= colbatch.LOOP_ROWS
+                         and len(self.trace.past) + len(self.trace.cur)
+                         >= colbatch.SMALL_STATE))):
             self._to_columns(batch)
         if self.packed is not None:
             if self._evaluate_columns(i, batch):

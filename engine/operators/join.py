@@ -293,20 +293,25 @@ class JoinNode(Node):
                 trace.wants_columns = True
             self.column_stages = ColumnChain(self.stages, self.vectors)
 
-    def columns_of(self, a, b):
+    def columns_of(self, a, b, i: int = 0):
         """``(a, b)`` as int64 column batches (``None`` for an empty side) when
         this time's work goes the columnar way: a projection join, one of the
         deltas of at least ``colbatch.THRESHOLD`` rows, both traces in runs."""
         if not self.on_columns or self.spilled:
             return None
         size = max(len(a), len(b))
-        if size < colbatch.THRESHOLD and (
+        if size < colbatch.LOOP_ROWS and (
                 size < colbatch.JOIN_ON_RUNS or type(self.left_trace) is Trace
                 or type(self.right_trace) is Trace):
             return None
         left, right = self.reads
         if max(left.appended, right.appended) < colbatch.SMALL_STATE:
-            return None     # its traces would go back to dicts at commit
+            return None     # small state: dicts are cheaper (and it would go back at commit)
+        if size < colbatch.THRESHOLD and i < colbatch.LONG_LOOP and any(
+                type(t.trace) is Trace and size < t.appended < colbatch.SMALL_STATE
+                for t in self.reads):
+            return None     # a small dict trace would go to runs and back at commit
+            # (~1 µs an entry each way) for a short loop's few rows
         if not (left.columns_ready() and right.columns_ready()):
             return None
         out = []
@@ -497,7 +502,7 @@ class NestedJoinNode(JoinNode):
             out = self.future.pop(i, None)
             pieces = self.columns_later.pop(i, [])
         a, b = self.inputs[0].out, self.inputs[1].out
-        found = self.columns_of(a, b) if self.on_columns and (a or b) else None
+        found = self.columns_of(a, b, i) if self.on_columns and (a or b) else None
         if found is not None:
             self.join_columns(pieces, found[0], found[1], i)
         staged = self.finish_columns(pieces) if pieces else None  # through the stages

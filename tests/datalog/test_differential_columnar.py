@@ -92,6 +92,32 @@ def test_columnar_paths_taken_by_default_and_equal_to_plain_loops():
     assert colbatch.COUNTS["distinct"] > before["distinct"]
 
 
+def test_a_chain_goes_columnar_with_mid_size_deltas_once_its_state_is_large():
+    """A 600-node chain (179,700 paths): every iteration's delta has fewer
+    than 600 rows, far below colbatch.THRESHOLD, so only the loop rule
+    (colbatch.LOOP_ROWS rows against SMALL_STATE of state) takes the loop
+    columnar (counted), from about the 35th iteration on; then a retraction
+    in the middle of the chain (up to 300 changed paths an iteration) and its
+    re-insertion, on the state in runs."""
+    edges = [(k, k + 1) for k in range(599)]
+    assert 600 < min(colbatch.THRESHOLD, colbatch.DISTINCT_ROWS)
+    session = datalog.Program(SIZED).session()
+    current: set = set()
+    for inserts, retracts in ((edges, []), ([], [(299, 300)]), ([(299, 300)], [])):
+        before = dict(colbatch.COUNTS)
+        with session.transaction() as tx:
+            for row in inserts:
+                tx.insert("edge", row)
+            for row in retracts:
+                tx.retract("edge", row)
+        current = (current | set(inserts)) - set(retracts)
+        expected = expected_sized(current)
+        for name in ("path", "far", "sg"):
+            assert session.query(name) == expected[name], name
+        assert colbatch.COUNTS["join"] > before["join"]
+        assert colbatch.COUNTS["distinct"] > before["distinct"]
+
+
 def test_the_plain_loops_agree_with_the_reference():
     """The oracle above against the reference evaluator, on a small graph."""
     rng = random.Random(6)
