@@ -319,8 +319,9 @@ class DistinctTraceNode(Node):
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
                      or (len(batch) >= colbatch.LOOP_ROWS
-                         and len(self.trace.past) + len(self.trace.cur)
-                         >= colbatch.SMALL_STATE))):
+                         and len(self.trace.cur) >= colbatch.SMALL_STATE))):
+            # (mid-size batches: only in an epoch that already changed many rows,
+            # a chain's; the packed state would stay for the small updates after)
             self._to_columns(batch)
         if self.packed is not None:
             if self._evaluate_columns(i, batch):

@@ -118,6 +118,25 @@ def test_a_chain_goes_columnar_with_mid_size_deltas_once_its_state_is_large():
         assert colbatch.COUNTS["distinct"] > before["distinct"]
 
 
+def test_a_small_update_keeps_a_large_loop_state_in_dicts():
+    """A 300-row batch into a loop whose state is large (a 250-node chain's
+    31,125 paths, in dicts) stays on dicts when the epoch changes few rows:
+    packing the state would make every small update after it pay numpy's
+    per-call costs (Andersen's single-fact updates went 1.5 -> 2.7 ms)."""
+    chain = [(k, k + 1) for k in range(249)]
+    fan = [(2000 + k, 1000) for k in range(300)]   # 300 new paths, no new sg pairs
+    assert 300 >= colbatch.LOOP_ROWS and 250 * 249 // 2 >= colbatch.SMALL_STATE
+    session = datalog.Program(SIZED).session()
+    session.insert("edge", chain)
+    assert session.size("path") == 250 * 249 // 2   # (reading it leaves it in dicts)
+    before = dict(colbatch.COUNTS)
+    session.insert("edge", fan)
+    assert colbatch.COUNTS["distinct"] == before["distinct"]
+    expected = expected_sized(set(chain) | set(fan))
+    for name in ("path", "far", "sg"):
+        assert session.query(name) == expected[name], name
+
+
 def test_the_plain_loops_agree_with_the_reference():
     """The oracle above against the reference evaluator, on a small graph."""
     rng = random.Random(6)
