@@ -245,3 +245,16 @@ r1(x, y) :- r0(x, y), !v(x).
 MUTUAL_RECURSION_TXS = [
     [("insert", "e", (0, 1)), ("insert", "e", (1, 0))], [("insert", "v", (1,))],
     [("retract", "e", (1, 0))], [("retract", "v", (1,)), ("retract", "v", (3,))]]
+
+
+def closure(edges) -> tuple[dict, set]:
+    """``(successors, path)`` of ``edges`` by a plain semi-naive loop: the
+    oracle of the tests whose graphs are too large for the reference evaluator."""
+    successors: dict = {}
+    for x, y in edges:
+        successors.setdefault(x, set()).add(y)
+    path, new = set(edges), set(edges)
+    while new:
+        new = {(x, z) for x, y in new for z in successors.get(y, ())} - path
+        path |= new
+    return successors, path

@@ -12,7 +12,7 @@ import datalog
 from datalog.syntax.parser import parse
 from engine import colbatch
 from engine.colbatch import columns_from
-from tests.datalog.differential import programs, run_differential, transactions
+from tests.datalog.differential import closure, programs, run_differential, transactions
 from tests.reference import evaluate
 
 
@@ -48,13 +48,7 @@ sg(x, y) :- edge(a, x), sg(a, b), edge(b, y).
 def expected_sized(edges: set) -> dict:
     """``SIZED`` evaluated by plain set loops (the reference evaluator is naive,
     too slow at this size)."""
-    successors: dict = {}
-    for x, y in edges:
-        successors.setdefault(x, set()).add(y)
-    path, new = set(edges), set(edges)
-    while new:
-        new = {(x, z) for x, y in new for z in successors.get(y, ())} - path
-        path |= new
+    successors, path = closure(edges)
     far = {(x, y + 1) for x, y in path if (x, y) not in edges and x < 20}
     sg = {(x, y) for p in successors for x in successors[p] for y in successors[p] if x != y}
     new = set(sg)

@@ -11,6 +11,7 @@ import random
 import datalog
 from datalog.syntax.parser import parse
 from engine import colbatch
+from tests.datalog.differential import closure
 from tests.reference import evaluate
 
 PROGRAM = """.decl edge(x: number, y: number)
@@ -34,13 +35,7 @@ top(x, m) :- hub(x), m = max y : { path(x, y) }.
 
 def expected(edges: set) -> dict:
     """``PROGRAM`` evaluated by plain set loops."""
-    successors: dict = {}
-    for x, y in edges:
-        successors.setdefault(x, set()).add(y)
-    path, new = set(edges), set(edges)
-    while new:
-        new = {(x, z) for x, y in new for z in successors.get(y, ())} - path
-        path |= new
+    successors, path = closure(edges)
     hub = {(x,) for x, _ in edges if x < 200}
     reached: dict = {}
     for x, y in path:

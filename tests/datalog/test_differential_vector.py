@@ -16,7 +16,7 @@ import datalog
 from datalog.errors import DatalogError
 from engine import colbatch
 from engine.colbatch import columns_from
-from tests.datalog.differential import INPUTS, run_differential, transactions
+from tests.datalog.differential import INPUTS, closure, run_differential, transactions
 
 DECLS = "".join(f".decl {name}({', '.join(f'c{i}: {t}' for i, t in enumerate(types))})\n"
                 for name, types in INPUTS.items())
@@ -94,13 +94,7 @@ odd(x, y) :- reach(x, y), z = x bxor y, z band 1 = 1, x < y.
 
 
 def expected(edges: set) -> dict:
-    successors: dict = {}
-    for x, y in edges:
-        successors.setdefault(x, set()).add(y)
-    reach, new = set(edges), set(edges)
-    while new:
-        new = {(x, z) for x, y in new for z in successors.get(y, ())} - reach
-        reach |= new
+    successors, reach = closure(edges)
     trunc = lambda a, b: abs(a) // b * (1 if a >= 0 else -1)  # noqa: E731 (C division)
     return {"reach": reach, "cyclic": {(x,) for x, y in reach if x == y},
             "far": {(x, trunc(y - x, 7)) for x, y in reach if x != y and y % 3 == 1},
