@@ -74,10 +74,8 @@ def test_columnar_paths_taken_by_default_and_equal_to_plain_loops():
     current: set = set()
     for inserts, retracts in ((edges, []), ([], removed), (removed + added, [])):
         with session.transaction() as tx:
-            for row in inserts:
-                tx.insert("edge", row)
-            for row in retracts:
-                tx.retract("edge", row)
+            tx.insert("edge", *inserts)
+            tx.retract("edge", *retracts)
         current = (current | set(inserts)) - set(retracts)
         expected = expected_sized(current)
         for name in ("path", "far", "sg"):
@@ -100,10 +98,8 @@ def test_a_chain_goes_columnar_with_mid_size_deltas_once_its_state_is_large():
     for inserts, retracts in ((edges, []), ([], [(299, 300)]), ([(299, 300)], [])):
         before = dict(colbatch.COUNTS)
         with session.transaction() as tx:
-            for row in inserts:
-                tx.insert("edge", row)
-            for row in retracts:
-                tx.retract("edge", row)
+            tx.insert("edge", *inserts)
+            tx.retract("edge", *retracts)
         current = (current | set(inserts)) - set(retracts)
         expected = expected_sized(current)
         for name in ("path", "far", "sg"):

@@ -69,10 +69,8 @@ def test_root_columnar_paths_taken_by_default_and_equal_to_plain_loops():
     for inserts, retracts in ((edges, []), ([], removed), (removed + added, []),
                               ([], added[:1]), ([], [few]), ([few], [])):
         with session.transaction() as tx:
-            for row in inserts:
-                tx.insert("edge", row)
-            for row in retracts:
-                tx.retract("edge", row)
+            tx.insert("edge", *inserts)
+            tx.retract("edge", *retracts)
         shut = (shut - set(tx.delta.retracted.get("shut", ()))) \
             | set(tx.delta.inserted.get("shut", ()))
         current = (current | set(inserts)) - set(retracts)

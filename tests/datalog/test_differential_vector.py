@@ -114,10 +114,8 @@ def test_filters_and_maps_go_columnar_by_default_and_equal_plain_loops():
     current: set = set()
     for inserts, retracts in ((edges, []), ([], removed), (removed, [])):
         with session.transaction() as tx:
-            for row in inserts:
-                tx.insert("edge", row)
-            for row in retracts:
-                tx.retract("edge", row)
+            tx.insert("edge", *inserts)
+            tx.retract("edge", *retracts)
         current = (current | set(inserts)) - set(retracts)
         want = expected(current)
         for name, rows in want.items():
