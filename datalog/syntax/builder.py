@@ -334,8 +334,13 @@ class Callbacks:
                              for conj in body.alternatives)
         return Rule(heads, alternatives, self.span(calls[0], end))
 
-    def subsumption(self, dominated, _op, dominating, _if, body, end):
-        # r(x, y) <= r(x, z) :- y > z.
+    def subsumption(self, dominated, op, dominating, _if, body, end):
+        # r(x, y) <= r(x, z) :- y > z. The grammar reads any comparison there, so that
+        # `<=` is one terminal everywhere (a body's `f(x) <= y` lexes the same way).
+        if str(op) != "<=":
+            raise self.error(f"unexpected `{op}`; expected `,`, `.` or `:-`",
+                             self.token_span(op),
+                             hint="a subsumption rule is written `r(a) <= r(b) :- body.`")
         alternatives = tuple(tuple(self.as_literal(piece) for piece in conj)
                              for conj in body.alternatives)
         return Subsumption(self.atom(dominated), self.atom(dominating), alternatives,

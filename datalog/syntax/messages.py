@@ -91,8 +91,8 @@ def _acceptable(e: UnexpectedToken) -> set[str]:
 
 def _unlisted(expected: set[str]) -> set[str]:
     """``expected`` without the rare continuations error messages do not list:
-    after a head, the ``<=`` of a subsumption rule."""
-    return expected - {"SUBSUMES"}
+    after a head (where ``:-`` may follow), the ``<=`` of a subsumption rule."""
+    return expected - {"CMP"} if "IF" in expected else expected
 
 
 class _Token(str):
@@ -383,7 +383,7 @@ def _unexpected_token(e: UnexpectedToken, text: str, lark: Lark, interactive: bo
         hint = f"is a `.` missing before `{token}`?"
     elif "RBRACE" in expected and (at_end or kind == "DOT"):
         hint = "is a `}` missing?"
-    elif "SUBSUMES" in expected and kind in ("CMP", "LANGLE", "RANGLE"):
+    elif "IF" in expected and "CMP" in expected and kind in ("CMP", "LANGLE", "RANGLE"):
         hint = "a subsumption rule is written `r(a) <= r(b) :- body.`"
     elif expected == {"IF"} and kind == "DOT":
         hint = "a subsumption rule has a body: `r(a) <= r(b) :- body.`"

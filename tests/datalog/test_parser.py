@@ -178,6 +178,14 @@ def test_constraints_and_negated_comparisons():
     assert literals[4].op == "not_contains"
 
 
+def test_a_call_before_less_or_equal_is_a_comparison():
+    # `<=` after a call once lexed as the `<=` of a subsumption head.
+    literals = body("p(x) :- e(x, y), min(x, y) <= x, 0 + to_number(\"1\") <= x, "
+                    "max(x, y) >= x.")
+    assert [c.op for c in literals[1:]] == ["<=", "<=", ">="]
+    assert isinstance(literals[1].left, Functor) and literals[1].left.name == "min"
+
+
 def test_parenthesized_comparison_in_body():
     (lit,) = body("p(x) :- (x = 1).")
     assert isinstance(lit, Comparison) and lit.op == "="
