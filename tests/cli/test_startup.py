@@ -83,3 +83,27 @@ path(x, z) :- path(x, y), edge(y, z).
     modules, stdout = imported_by(["datalog", "run", "tc.dl"], tmp_path)
     assert stdout == "path\t49132\n"
     assert heavy(modules) == {"networkx", "lark", "numpy"}
+
+
+def test_the_grammar_analysis_is_cached_between_runs(tmp_path):
+    """lark's LALR analysis of the grammar is kept in the user's cache folder; a run that
+    loads it parses, and reports a syntax error, exactly as the run that built it."""
+    (tmp_path / "small.dl").write_text(SMALL)
+    (tmp_path / "bad.dl").write_text(".decl d(x: number, c: number)\n"
+                                     "d(x, c1) < d(x, c2) :- c1 > c2.\n")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    cache = tmp_path / "cache" / "datalog-circuits" / "grammar.lalr"
+
+    def run(*args):
+        done = subprocess.run(["datalog", *args], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, timeout=60)
+        return done.returncode, done.stdout, done.stderr
+
+    first = run("run", "small.dl", "-D", "-"), run("check", "bad.dl")
+    assert cache.stat().st_size > 0
+    built = cache.stat().st_mtime_ns
+    second = run("run", "small.dl", "-D", "-"), run("check", "bad.dl")
+    assert cache.stat().st_mtime_ns == built  # loaded, not rebuilt
+    assert second == first
+    assert "lonely\n===============\n6\n" in first[0][1]
+    assert "bad.dl:2:10: error: unexpected `<`" in first[1][1] + first[1][2]
