@@ -30,6 +30,7 @@ import ctypes
 import gc
 import os
 import resource
+import sys
 import threading
 import time
 import weakref
@@ -77,6 +78,7 @@ class MemoryBudget:
         """While the block runs, a watchdog raises :class:`MemoryLimitError` in
         this thread as soon as the limit is passed."""
         self.bound = max(self.limit, self.resident())
+        _quiet_unraisable()
         watchdog = self._watchdog
         if watchdog is None or not watchdog.is_alive():
             watchdog = self._watchdog = _Watchdog(self)
@@ -158,6 +160,30 @@ class _AsyncMemoryLimit(MemoryLimitError):
     def __init__(self):
         used, limit = MemoryLimitError.pending
         super().__init__(used, limit)
+
+
+def _quiet_unraisable() -> None:
+    """Install (once) an unraisable-exception hook that drops the watchdog's error.
+
+    The error arrives between any two bytecodes, so it can land in code whose
+    exceptions Python cannot propagate -- a ``__del__``, a garbage collector
+    callback -- and Python would print it as "Exception ignored in ..." and go on.
+    Nothing is lost by dropping it: the step goes on past the bound, and the next
+    :meth:`MemoryBudget.check` between node evaluations raises the same error.
+
+    >>> _quiet_unraisable(); sys.unraisablehook.drops_memory_limit
+    True
+    """
+    previous = sys.unraisablehook
+    if getattr(previous, "drops_memory_limit", False):
+        return
+
+    def hook(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, _AsyncMemoryLimit):
+            previous(unraisable)
+
+    hook.drops_memory_limit = True
+    sys.unraisablehook = hook
 
 
 def trim() -> None:
