@@ -74,24 +74,15 @@ PLUS_ROWS = 256
 #: In a loop whose state is large, a join's delta or a Distinct Trace's batch
 #: of at least this many rows goes columnar (below THRESHOLD): the join's
 #: traces holding SMALL_STATE rows; a Distinct Trace in dicts once this
-#: epoch has brought it SMALL_STATE entries and BULK_SHARE of its past's rows
-#: (a chain's long epoch, not a small update: its packed state would stay and
-#: make the small updates after it pay numpy's per-call costs, Andersen's
-#: analysis 1.5 -> 2.7 ms an update).
+#: epoch has brought it SMALL_STATE entries (a chain's long epoch, not a small
+#: update: its packed state would stay and make the small updates after it pay
+#: numpy's per-call costs, Andersen's analysis 1.5 -> 2.7 ms an update).
 #: A dict probe costs ~1 µs a row whatever the state, a columnar step a fixed
 #: 50-150 µs plus little per row; with the state large the loop stays
 #: columnar from there on (no rows made per iteration, the state in runs).
 #: Closure of a 1,000-node chain (~500 rows an iteration over 1,000
 #: iterations, 500,000 paths): see README "Columnar runtime".
 LOOP_ROWS = 256
-#: The share of the past's rows an epoch must have changed before a Distinct
-#: Trace packs its dict state for a LOOP_ROWS batch. Packing costs ~1.4 µs a
-#: row of the whole state, the packed loop saves a few µs a row changed: one
-#: retraction in the closure of the 1,000-node random graph changed 20,505 of
-#: 654,666 paths and packing them took 0.9 s of a 1.0 s update (0.26 s on
-#: dicts; 60 updates' mean CPU 42 -> 35 ms); a chain's load has no past, a
-#: retraction in its middle changes half of it.
-BULK_SHARE = 0.25
 #: Under THRESHOLD, a join whose other trace is a small dict (under SMALL_STATE
 #: rows, more than the delta) moves it into runs only from this iteration on:
 #: it would go back to dicts at commit, a round trip of ~2 µs an entry that a

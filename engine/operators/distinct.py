@@ -287,19 +287,6 @@ class DistinctTraceNode(Node):
         self.packed = None
         self.no_columns = for_good
 
-    def _epoch_is_bulk(self) -> bool:
-        """Whether this epoch has changed enough rows for a mid-size batch
-        (:data:`~engine.colbatch.LOOP_ROWS`) to move the state into packed runs:
-        :data:`~engine.colbatch.SMALL_STATE` rows, and at least
-        :data:`~engine.colbatch.BULK_SHARE` of the rows past epochs hold (a
-        chain's load, which has no past; not a single-fact update of a large
-        closure, whose 20,000 changed paths made it pack 650,000 in 0.9 s). The
-        packed state would stay for the small updates after it, which pay
-        numpy's per-call costs there."""
-        changed = len(self.trace.cur)
-        return (changed >= colbatch.SMALL_STATE
-                and changed >= colbatch.BULK_SHARE * len(self.trace.past))
-
     def _evaluate_columns(self, i: int, batch) -> bool:
         """Distinct Trace on packed rows; ``False`` (nothing done) when the
         batch does not pack."""
@@ -331,7 +318,10 @@ class DistinctTraceNode(Node):
         batch = self.inputs[0].out
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
-                     or (len(batch) >= colbatch.LOOP_ROWS and self._epoch_is_bulk()))):
+                     or (len(batch) >= colbatch.LOOP_ROWS
+                         and len(self.trace.cur) >= colbatch.SMALL_STATE))):
+            # (mid-size batches: only in an epoch that already changed many rows,
+            # a chain's; the packed state would stay for the small updates after)
             self._to_columns(batch)
         if self.packed is not None:
             if self._evaluate_columns(i, batch):

@@ -127,29 +127,6 @@ def test_a_small_update_keeps_a_large_loop_state_in_dicts():
         assert session.query(name) == expected[name], name
 
 
-def test_an_update_changing_a_small_share_of_a_large_state_keeps_it_in_dicts():
-    """An epoch that changes SMALL_STATE rows in 300-row batches, but fewer
-    than BULK_SHARE of the rows its past holds, leaves the state in dicts
-    (packing all of it cost 0.9 s of a one-edge update in the closure of the
-    1,000-node random graph); the state here is a 200-node chain's 19,900
-    paths, SMALL_STATE 1,000, the update 300 edges into its node 190 (3,300
-    new paths in batches of 300)."""
-    chain = [(k, k + 1) for k in range(199)]
-    fan = [(2000 + k, 190) for k in range(300)]
-    with columns_from(None, state=1000):
-        session = datalog.Program(SIZED).session()
-        session.insert("edge", chain)
-        assert session.size("path") == 200 * 199 // 2   # (reading it leaves it in dicts)
-        changed = 300 * 11
-        assert colbatch.SMALL_STATE <= changed < colbatch.BULK_SHARE * 200 * 199 // 2
-        before = dict(colbatch.COUNTS)
-        session.insert("edge", fan)
-        assert colbatch.COUNTS["distinct"] == before["distinct"]
-    expected = expected_sized(set(chain) | set(fan))
-    for name in ("path", "far", "sg"):
-        assert session.query(name) == expected[name], name
-
-
 def test_the_plain_loops_agree_with_the_reference():
     """The oracle above against the reference evaluator, on a small graph."""
     rng = random.Random(6)
