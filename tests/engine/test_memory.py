@@ -66,6 +66,7 @@ def test_a_long_step_hands_what_it_freed_back_and_a_short_one_does_not(monkeypat
     assert trims == []
     monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)      # every step is long
     monkeypatch.setattr(memory, "TRIM_GROWTH", 0)       # and grew the process enough
+    monkeypatch.setattr(memory, "_trimmed_at", 0)
     circuit.step({"edge": {(2, 3): 1}})
     circuit.step({"edge": {(3, 4): 1}}, dry_run=True)
     assert trims == [1, 1]
@@ -74,7 +75,7 @@ def test_a_long_step_hands_what_it_freed_back_and_a_short_one_does_not(monkeypat
 
 def test_a_long_step_trims_only_once_the_process_has_grown(monkeypatch):
     """Long updates that reuse freed memory do not trim (the pages would be
-    faulted in again by the next); one after 64 MiB of growth does."""
+    faulted in again by the next); one after TRIM_GROWTH of growth does."""
     from engine import memory
 
     trims = []
