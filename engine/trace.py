@@ -130,35 +130,70 @@ def history_total(history) -> int:
 
 def merge_histories(target: dict, source: dict) -> None:
     """Fold the value -> history dict ``source`` into ``target`` (in place).
+    ``source`` is a committing epoch's, dropped afterwards: its dict histories
+    are updated in place or taken over.
 
-    >>> target = {"a": encode(3, 1), "b": encode(0, 1)}
-    >>> merge_histories(target, {"a": encode(3, -1), "b": encode(2, 1), "c": encode(1, 1)})
+    >>> target = {"a": encode(3, 1), "b": encode(0, 1), "d": {0: 1, 2: 1}, "e": {0: 1, 1: 1}}
+    >>> merge_histories(target, {"a": encode(3, -1), "b": encode(2, 1), "c": encode(1, 1),
+    ...                          "d": {2: -1, 4: 1}, "e": encode(1, -1)})
     >>> sorted((v, history_items(h)) for v, h in target.items())
-    [('b', [(0, 1), (2, 1)]), ('c', [(1, 1)])]
+    [('b', [(0, 1), (2, 1)]), ('c', [(1, 1)]), ('d', [(0, 1), (4, 1)]), ('e', [(0, 1)])]
+    >>> type(target["e"]) is int   # one time left: the int form again
+    True
     """
+    # Additions commute, so a dict history's times are added in any order, and
+    # a dict takes the other history's few times in place (no sorting, no call
+    # per time: the commit of a single-edge update to a large closure folds
+    # thousands of histories of several times each).
     get = target.get
     for value, history in source.items():
         old = get(value)
         if old is None:
             target[value] = history
             continue
-        if type(old) is int and type(history) is int:
+        if type(history) is int:
             iteration = history & MASK
-            if old & MASK == iteration:  # same iteration: add the weights
-                total = old + history - iteration
-                if total >> SHIFT:
-                    target[value] = total
-                else:
-                    del target[value]
+            if type(old) is int:
+                if old & MASK == iteration:  # same iteration: add the weights
+                    total = old + history - iteration
+                    if total >> SHIFT:
+                        target[value] = total
+                    else:
+                        del target[value]
+                    continue
+                target[value] = {old & MASK: old >> SHIFT, iteration: history >> SHIFT}
                 continue
-            target[value] = {old & MASK: old >> SHIFT, iteration: history >> SHIFT}
-            continue
-        for iteration, weight in history_items(history):
-            old = history_add(old, iteration, weight)
-        if old is None:
-            del target[value]
+            times = old
+            total = times.get(iteration, 0) + (history >> SHIFT)
+            if total:
+                times[iteration] = total
+                continue
+            del times[iteration]
+        elif type(old) is int:  # the epoch's dict takes the past's one time
+            times = history
+            at = old & MASK
+            total = times.get(at, 0) + (old >> SHIFT)
+            if total:
+                times[at] = total
+                target[value] = times
+                continue
+            del times[at]
         else:
-            target[value] = old
+            times = old
+            tget = times.get
+            for iteration, weight in history.items():
+                total = tget(iteration, 0) + weight
+                if total:
+                    times[iteration] = total
+                else:
+                    del times[iteration]
+        if len(times) > 1:
+            target[value] = times
+        elif times:
+            ((at, weight),) = times.items()
+            target[value] = encode(at, weight)
+        else:
+            del target[value]
 
 
 def compile_row_functions(index) -> dict:

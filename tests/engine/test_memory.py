@@ -65,7 +65,30 @@ def test_a_long_step_hands_what_it_freed_back_and_a_short_one_does_not(monkeypat
     circuit.step({"edge": {(2, 3): 1}}, dry_run=True)
     assert trims == []
     monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)      # every step is long
+    monkeypatch.setattr(memory, "TRIM_GROWTH", 0)       # and grew the process enough
+    monkeypatch.setattr(memory, "_trimmed_at", 0)
     circuit.step({"edge": {(2, 3): 1}})
     circuit.step({"edge": {(3, 4): 1}}, dry_run=True)
     assert trims == [1, 1]
     assert circuit.collection("path") == {(1, 2): 1, (2, 3): 1, (1, 3): 1}
+
+
+def test_a_long_step_trims_only_once_the_process_has_grown(monkeypatch):
+    """Long updates that reuse freed memory do not trim (the pages would be
+    faulted in again by the next); one after TRIM_GROWTH of growth does."""
+    from engine import memory
+
+    trims = []
+    monkeypatch.setattr(memory, "trim", lambda: trims.append(1))
+    monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)      # every step is long
+    monkeypatch.setattr(memory, "TRIM_GROWTH", 32 << 20)
+    monkeypatch.setattr(memory, "_trimmed_at", memory.resident())
+    circuit = transitive_closure()
+    circuit.step({"edge": {(1, 2): 1}})
+    circuit.step({"edge": {(2, 3): 1}})
+    assert trims == []
+    grown = b"\1" * (64 << 20)   # resident: every page written
+    circuit.step({"edge": {(3, 4): 1}})
+    assert trims == [1]
+    circuit.step({"edge": {(4, 5): 1}})   # grown no further since
+    assert trims == [1] and len(grown) == 64 << 20

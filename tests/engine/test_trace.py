@@ -8,7 +8,16 @@ from hypothesis import strategies as st
 
 from engine.columnar import ColumnarTrace, narrow
 from engine.time import Timestamp, leq, lub
-from engine.trace import Trace, ZSetTrace, encode, history_add, history_items, history_total
+from engine.trace import (
+    MAX_PACKED,
+    Trace,
+    ZSetTrace,
+    encode,
+    history_add,
+    history_items,
+    history_total,
+    merge_histories,
+)
 
 rows = st.tuples(st.integers(0, 4), st.integers(0, 3))
 batches = st.dictionaries(rows, st.integers(-2, 2).filter(bool), max_size=5)
@@ -81,6 +90,46 @@ def test_histories_add_up_per_iteration(additions):
         else:
             assert history_items(history) == sorted(expected.items())
             assert history_total(history) == sum(expected.values())
+
+
+def canonical(history) -> bool:
+    """An int for one packable time, else a dict of nonzero weights."""
+    if type(history) is int:
+        return history >> 20 != 0
+    return all(history.values()) and (
+        len(history) > 1 or (len(history) == 1 and max(history) > MAX_PACKED))
+
+
+times = st.lists(st.tuples(st.sampled_from([0, 1, 2, 5, MAX_PACKED + 1]),
+                           st.integers(-2, 2).filter(bool)), max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.integers(0, 5), times), st.dictionaries(st.integers(0, 5), times))
+def test_merged_histories_sum_per_iteration_in_canonical_form(past, epoch):
+    """merge_histories (a commit) against sums per (value, iteration): every
+    combination of int and dict histories, times cancelling, wide iterations."""
+    def build(additions):
+        out: dict = {}
+        for value, pairs in additions.items():
+            history = None
+            for iteration, weight in pairs:
+                history = history_add(history, iteration, weight) if history is not None \
+                    else encode(iteration, weight)
+            if history is not None:
+                out[value] = history
+        return out
+
+    expected: dict = {}
+    for additions in (past, epoch):
+        for value, pairs in additions.items():
+            for iteration, weight in pairs:
+                expected[(value, iteration)] = expected.get((value, iteration), 0) + weight
+    target = build(past)
+    merge_histories(target, build(epoch))
+    got = {(value, j): w for value, history in target.items() for j, w in history_items(history)}
+    assert got == {k: w for k, w in expected.items() if w}
+    assert all(canonical(history) for history in target.values())
 
 
 def test_encoded_histories_hold_negative_and_large_weights():
