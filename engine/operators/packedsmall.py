@@ -321,7 +321,7 @@ class PackedCollection:
             parts.append((keys, totals))
         if not parts:
             return np.zeros(0, dtype=INT64)
-        if len(parts) == 1:
+        if len(parts) == 1 and not self.overlay:  # one run: sorted already
             keys, weights = parts[0]
         else:
             keys = np.concatenate([k for k, _ in parts])
