@@ -148,6 +148,9 @@ def overlay_run(overlay: dict):
                    np.array(weights, dtype=INT64))
 
 
+PACKERS: dict = {}  # arity -> the function packing one row
+
+
 def pack_row(row, packing) -> int | None:
     """One row packed as :meth:`~engine.operators.columns.Packing.pack` packs
     a column of it; ``None`` when it does not pack.
@@ -155,20 +158,45 @@ def pack_row(row, packing) -> int | None:
     >>> from engine.operators.columns import Packing
     >>> p = Packing(2); pack_row((-1, 3), p) == int(p.pack([np.array([-1]), np.array([3])])[0])
     True
-    >>> pack_row((1, "a"), p), pack_row((1 << 40, 0), p)
-    (None, None)
+    >>> pack_row((1, "a"), p), pack_row((1 << 40, 0), p), pack_row((1,), p)
+    (None, None, None)
+    >>> p3 = Packing(3); columns = [np.array([5]), np.array([-7]), np.array([0])]
+    >>> pack_row((5, -7, 0), p3) == int(p3.pack(columns)[0]), pack_row((1 << 62,), Packing(1))
+    (True, 4611686018427387904)
     """
-    if len(row) != packing.arity:
-        return None
-    if packing.arity == 1:
-        v = row[0]
-        return v if type(v) is int and -(1 << 63) <= v < (1 << 63) else None
-    bias, bits, key = packing.bias, packing.bits, 0
-    for v in row:
-        if type(v) is not int or not -bias <= v < bias:
-            return None
-        key = (key << bits) | (v + bias)
-    return key
+    return packer(packing)(row)
+
+
+def packer(packing):
+    """The function packing one row for ``packing`` (:func:`pack_row`),
+    written out for its arity: no loop over the columns."""
+    arity = packing.arity
+    found = PACKERS.get(arity)
+    if found is not None:
+        return found
+    if arity == 1:
+        low, high = -(1 << 63), 1 << 63
+        lines = ["def pack(row):",
+                 "    if len(row) != 1: return None",
+                 "    v = row[0]",
+                 "    return v if type(v) is int and low <= v < high else None"]
+    else:
+        bias, bits = packing.bias, packing.bits
+        low, high = -bias, bias
+        names = [f"v{c}" for c in range(arity)]
+        shifted = " | ".join(f"((v{c} + {bias}) << {bits * (arity - 1 - c)})"
+                             for c in range(arity))
+        lines = ["def pack(row):",
+                 f"    if len(row) != {arity}: return None",
+                 f"    {', '.join(names)}, = row",
+                 "    if " + " and ".join(f"type({v}) is int and low <= {v} < high"
+                                         for v in names) + ":",
+                 f"        return {shifted}",
+                 "    return None"]
+    env = {"low": low, "high": high}
+    exec("\n".join(lines), env)  # noqa: S102 -- generated from ints only
+    found = PACKERS[arity] = env["pack"]
+    return found
 
 
 def unpacker(packing):
@@ -219,8 +247,9 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
     (``heap_push(j)`` for an iteration not scheduled yet). ``None``, with
     nothing changed, when a row of the batch does not pack."""
     rows: dict = {}
+    pack = packer(packing)
     for row in batch:
-        key = pack_row(row, packing)
+        key = pack(row)
         if key is None:
             return None
         rows[key] = row
@@ -322,7 +351,8 @@ class PackedCollection:
     def weights_of(self, rows) -> list[int]:
         """``[weight(row) for row in rows]``, the runs probed once for all."""
         rows = list(rows)
-        keys = [pack_row(row, self.packing) for row in rows]
+        pack = packer(self.packing)
+        keys = [pack(row) for row in rows]
         found = probe(self.spine, [k for k in keys if k is not None])
         overlay = self.overlay or {}
         return [0 if k is None else sum(w for _, w in found.get(k, ()))
