@@ -65,8 +65,8 @@ THRESHOLD = 8192
 #: A join whose traces are runs already takes the columnar path from this size.
 JOIN_ON_RUNS = 16
 #: Distinct Trace moves its trace into packed runs at a batch this large (and
-#: then stays there while it holds SMALL_STATE entries or more: its small
-#: batches cost ~160 µs each there, ~15 µs on dicts). Its own crossover is
+#: then stays there while it holds SMALL_STATE entries or more; its batches
+#: under SMALL_ROWS are taken row by row there). Its own crossover is
 #: 1,024; set with THRESHOLD for the same reasons.
 DISTINCT_ROWS = 8192
 #: Plus adds on columns from this many rows (when one input is columnar).
