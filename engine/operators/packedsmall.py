@@ -334,8 +334,8 @@ class PackedCollection:
 
     def __init__(self, packing, spine: list, overlay: dict | None = None):
         self.packing = packing
-        self.spine = list(spine)
-        self.overlay = dict(overlay) if overlay else None
+        self.spine = spine      # read as they are now: a reader is asked at once
+        self.overlay = overlay or None
 
     def weight(self, row) -> int:
         key = pack_row(row, self.packing)
