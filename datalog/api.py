@@ -78,6 +78,7 @@ from datalog.sandbox import active as sandboxed
 from datalog.sandbox import check as check_sandbox
 from datalog.sandbox import folders as sandbox_folders
 from engine import EngineError, IterationLimitError, MemoryLimitError
+from engine.contents import Contents
 
 #: More rows than this in one insert are validated a column at a time.
 _ROWS_AT_ONCE = 64
@@ -964,6 +965,32 @@ class Session:
         rows = self._circuit.contents(relation)
         return self._inputs[relation] if rows is None else rows
 
+    def _columns_of(self, relation: str) -> list | None:
+        """``relation``'s rows as numpy columns (sorted, typed as
+        :mod:`datalog.frames` types them) when the engine keeps them packed
+        in columns (a relation of numbers whose Distinct state is in runs):
+        read off the runs' arrays, no row made; else ``None``."""
+        rows = self._rows_of(relation)
+        types = self._relations[relation].types
+        if not (isinstance(rows, Contents) and types
+                and all(t in ("number", "unsigned") for t in types)):
+            return None
+        columns = rows.columns()
+        if columns is None:
+            return None
+        return [c.astype("uint64") if t == "unsigned" else c for c, t in zip(columns, types)]
+
+    def _select(self, pattern: Pattern, relation: str) -> frozenset:
+        """The rows of ``relation`` that ``pattern`` matches (on the engine's
+        columns when it keeps them so: :meth:`_columns_of`)."""
+        if pattern.constants or pattern.equal:
+            rows = self._rows_of(relation)
+            columns = (rows.columns() if isinstance(rows, Contents) and not pattern.shapes
+                       else None)
+            if columns:
+                return pattern.select_columns(columns)
+        return pattern.select(self._rows_of(relation))
+
     @property
     def _contents(self) -> dict[str, AbstractSet[tuple]]:
         """relation name -> its current rows (:meth:`_rows_of`, read-only)."""
@@ -987,7 +1014,7 @@ class Session:
             parsed = Pattern.parse(pattern, self.program.checked)
             if len(self._patterns) < _PATTERNS_KEPT:
                 self._patterns[pattern] = parsed
-        return parsed.select(self._rows_of(parsed.relation))
+        return self._select(parsed, parsed.relation)
 
     def add_rules(self, text: str) -> Delta:
         """Extend the session's program with ``text`` (rules, declarations,
@@ -1052,7 +1079,7 @@ class Session:
                 raise DataError(f"column {name} of `{relation}` is {plan.types[column]}; "
                                 f"got {value!r}")
             constants.append((column, checked))
-        return Pattern(relation, tuple(constants), ()).select(self._rows_of(relation))
+        return self._select(Pattern(relation, tuple(constants), ()), relation)
 
     def ask(self, query: str, **values) -> Answers:
         """The answers to a conjunctive query: every binding of its named
@@ -1101,9 +1128,12 @@ class Session:
         columns are its attributes, typed by the declaration: ``number``
         int64, ``unsigned`` uint64, ``float`` float64, ``symbol`` string (see
         :mod:`datalog.frames`; needs pandas, the ``frames`` extra)."""
-        from datalog.frames import to_pandas
+        from datalog.frames import pandas_of, to_pandas
 
         self._check_relation(relation)
+        columns = self._columns_of(relation)
+        if columns is not None:  # straight from the engine's columns
+            return pandas_of(columns, len(columns[0]), self._relations[relation])
         return to_pandas(self._rows_of(relation), self._relations[relation])
 
     #: The same as :meth:`frame`.
@@ -1112,9 +1142,12 @@ class Session:
     def to_arrow(self, relation: str):
         """Every row of ``relation`` (sorted) as an Arrow table, typed as in
         :meth:`frame` (needs pyarrow, the ``frames`` extra)."""
-        from datalog.frames import to_arrow
+        from datalog.frames import arrow_of, to_arrow
 
         self._check_relation(relation)
+        columns = self._columns_of(relation)
+        if columns is not None:  # straight from the engine's columns
+            return arrow_of(columns, self._relations[relation])
         return to_arrow(self._rows_of(relation), self._relations[relation])
 
     def __repr__(self) -> str:

@@ -65,12 +65,17 @@ THRESHOLD = 8192
 #: A join whose traces are runs already takes the columnar path from this size.
 JOIN_ON_RUNS = 16
 #: Distinct Trace moves its trace into packed runs at a batch this large (and
-#: then stays there while it holds SMALL_STATE entries or more: its small
-#: batches cost ~160 µs each there, ~15 µs on dicts). Its own crossover is
+#: then stays there while it holds SMALL_STATE entries or more; its batches
+#: under SMALL_ROWS are taken row by row there). Its own crossover is
 #: 1,024; set with THRESHOLD for the same reasons.
 DISTINCT_ROWS = 8192
 #: Plus adds on columns from this many rows (when one input is columnar).
 PLUS_ROWS = 256
+#: A Distinct Trace whose state is packed takes a batch (with the rows due at
+#: the iteration) of fewer rows than this row by row on the packed state, as
+#: cheap as on dicts (engine.operators.packedsmall: Andersen's analysis on
+#: ~60,000 packed rows, ~3 µs a row that way, ~150 µs the vectorised step).
+SMALL_ROWS = 64
 #: In a loop whose state is large, a join's delta or a Distinct Trace's batch
 #: of at least this many rows goes columnar (below THRESHOLD): the join's
 #: traces holding SMALL_STATE rows; a Distinct Trace in dicts once this
@@ -124,7 +129,7 @@ def columns_from(rows: int | None, state: int | None = None):
     True
     """
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
-             "LOOP_ROWS")
+             "LOOP_ROWS", "SMALL_ROWS")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))

@@ -11,6 +11,12 @@ The view is live: it reads the trace as it is at each question, so after a
 step it answers for the new epoch (a fresh cursor each time: a trace may
 replace its stores when it commits).
 
+A Distinct whose state is packed into ``int64`` runs gives a reader of the
+runs instead of a row cursor
+(:class:`~engine.operators.packedsmall.PackedCollection`): ``len`` counts on
+the runs' weights and :meth:`Contents.columns` gives the rows as sorted
+``int64`` columns, without making the rows (nor moving the state to dicts).
+
 >>> from engine import Circuit
 >>> circuit = Circuit()
 >>> edge = circuit.source("edge", arity=2)
@@ -50,7 +56,29 @@ class Contents(Set):
         return self._cursor().positive()
 
     def __len__(self) -> int:
-        return sum(1 for _ in self._cursor().positive())
+        cursor = self._cursor()
+        count = getattr(cursor, "count", None)  # packed state: counted on its arrays
+        return count() if count is not None else sum(1 for _ in cursor.positive())
+
+    def columns(self) -> list | None:
+        """The rows as ``int64`` numpy columns, in the rows' sorted order, when
+        the trace keeps them packed (read off its arrays, no row made);
+        ``None`` otherwise (iterate instead).
+
+        >>> from engine import Circuit
+        >>> from engine.colbatch import columns_from
+        >>> circuit = Circuit()
+        >>> edge = circuit.source("edge", arity=2)
+        >>> two = edge.index_by((1,)).join(edge.index_by((0,)), ((0, 0), (1, 1)))
+        >>> circuit.output("two", two.distinct())
+        >>> with columns_from(0):  # columnar batches: the Distinct's state packed
+        ...     _ = circuit.step({"edge": [(3, 1), (1, 2), (2, 1)]})
+        >>> paths = circuit.contents("two")
+        >>> [c.tolist() for c in paths.columns()], len(paths), (3, 2) in paths
+        ([[1, 2, 3], [1, 2, 2]], 3, True)
+        """
+        columns = getattr(self._cursor(), "columns", None)
+        return None if columns is None else columns()
 
     @classmethod
     def _from_iterable(cls, rows) -> frozenset:

@@ -129,6 +129,32 @@ class Pattern:
             return frozenset(rows)
         return frozenset(row for row in rows if self.matches(row))
 
+    def select_columns(self, columns: list) -> frozenset:
+        """:meth:`select` of rows given as ``int64`` numpy columns (a relation
+        of numbers kept in columns): the constants and repeated variables
+        compared column-wise, rows made only of the rows that match. A
+        pattern with record templates is not for columns (``ValueError``).
+
+        >>> import numpy as np
+        >>> p = Pattern("r", ((0, 1),), ((1, 2),))
+        >>> sorted(p.select_columns([np.array([1, 1, 2]), np.array([5, 6, 7]),
+        ...                          np.array([5, 0, 7])]))
+        [(1, 5, 5)]
+        """
+        import numpy as np
+
+        if self.shapes or not columns:
+            raise ValueError("a pattern with templates, or no columns: use select")
+        keep = np.ones(len(columns[0]), dtype=bool)
+        for column, value in self.constants:
+            if type(value) is not int or not -(1 << 63) <= value < (1 << 63):
+                return frozenset()  # no int64 holds it
+            keep &= columns[column] == value
+        for cols in self.equal:
+            for other in cols[1:]:
+                keep &= columns[other] == columns[cols[0]]
+        return frozenset(zip(*(column[keep].tolist() for column in columns)))
+
 
 def _bound_atom(relation: str, arity: int) -> str:
     """``r(x0, x1, ..)``: an atom of ``relation`` with a variable per column."""

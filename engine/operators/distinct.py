@@ -30,7 +30,8 @@ from engine.codegen import build_functions
 from engine.colbatch import INT64, ColBatch
 from engine.node import Node
 from engine.operators import rootcols
-from engine.operators.columns import PackedTrace, Packing, distinct_step, key_run
+from engine.operators.columns import Packing, distinct_step, key_run
+from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_step
 from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add, history_items
 from engine.zset import EMPTY
 
@@ -95,10 +96,10 @@ class DistinctNode(Node):
             self.packed.staged = []
 
     def collection_cursor(self):
-        # I(e-1): its rows of weight > 0 are out. Packed state goes back to the
-        # dict trace to be read (the next large batch packs it again).
+        # I(e-1): its rows of weight > 0 are out; packed state is read where it
+        # is (engine.operators.packedsmall.PackedCollection) and stays packed
         if self.packed is not None:
-            self._to_rows(for_good=False)
+            return PackedCollection(self.packed.packing, self.packed.past)
         return self.trace.past_cursor()
 
     def describe_args(self) -> str:
@@ -190,7 +191,7 @@ class DistinctTraceNode(Node):
         self.fresh = False
         # The trace in packed runs (engine.operators.columns), from the first batch
         # of colbatch.THRESHOLD rows on; no_columns: its rows cannot be packed.
-        self.packed: PackedTrace | None = None
+        self.packed: OverlaidTrace | None = None
         self.packing: Packing | None = None
         self.no_columns = False
 
@@ -206,7 +207,9 @@ class DistinctTraceNode(Node):
             self.trace.commit()
             if self.packed is not None:
                 self.packed.commit()
-                if sum(len(run) for run in self.packed.past) < colbatch.SMALL_STATE:
+                packed = self.packed
+                if (sum(len(run) for run in packed.past) + len(packed.older)
+                        < colbatch.SMALL_STATE):
                     self._to_rows(for_good=False)  # small updates are cheaper on dicts
             self.fresh = False
 
@@ -241,7 +244,7 @@ class DistinctTraceNode(Node):
         if self._packed_batch(batch) is None:
             self.no_columns = True
             return
-        packed = PackedTrace()
+        packed = OverlaidTrace()
         trace = self.trace
         for store, spine in ((trace.past, packed.past), (trace.cur, packed.cur)):
             rows, iterations, weights = [], [], []
@@ -272,6 +275,7 @@ class DistinctTraceNode(Node):
         """Back to the dict trace; ``for_good``: never columnar again (a batch
         that does not pack)."""
         packed, unpack = self.packed, self.packing.unpack
+        packed.flush()
         trace = self.trace
         for spine, store in ((packed.past, trace.past), (packed.cur, trace.cur)):
             keys, iterations, weights = packed.entries(spine)
@@ -289,7 +293,24 @@ class DistinctTraceNode(Node):
 
     def _evaluate_columns(self, i: int, batch) -> bool:
         """Distinct Trace on packed rows; ``False`` (nothing done) when the
-        batch does not pack."""
+        batch does not pack. A small batch (with the rows due) is read and
+        appended row by row (:mod:`engine.operators.packedsmall`)."""
+        packed = self.packed
+        parts = packed.scheduled.get(i) if self.heap and self.heap[0] == i else None
+        if len(batch) + (sum(map(len, parts)) if parts else 0) < colbatch.SMALL_ROWS:
+            heap = self.heap
+            out = small_step(packed, self.packing, batch, i, parts or (),
+                             lambda j: heapq.heappush(heap, j))
+            if out is None:
+                return False
+            colbatch.COUNTS["small_distinct"] += 1
+            if parts is not None:
+                heapq.heappop(heap)
+                del packed.scheduled[i]
+            self.fresh = False
+            self.out = out or EMPTY
+            return True
+        packed.flush()  # the vectorised step reads runs only
         if batch:
             found = self._packed_batch(batch)
             if found is None:
@@ -301,7 +322,7 @@ class DistinctTraceNode(Node):
         if self.heap and self.heap[0] == i:
             heapq.heappop(self.heap)
             parts = self.packed.scheduled.pop(i)
-            due = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            due = np.concatenate(parts)  # arrays, and lists of the small batches'
         if not len(keys) and due is None:
             self.out = EMPTY
             return True
@@ -352,13 +373,11 @@ class DistinctTraceNode(Node):
 
     def collection_cursor(self):
         # every finished epoch, all iterations: the rows of weight > 0 are the
-        # output's collection after the last fixed point. Packed state goes back
-        # to the dict trace to be read (the next large batch packs it again),
-        # counted too: counting it in its runs instead (Session.size) kept it
-        # packed, and the single-fact updates that followed measured 1.4-2x
-        # slower on Andersen and negation+count (small batches cost more on runs).
+        # output's collection after the last fixed point. Packed state is read
+        # where it is (counted, listed, its columns given on the runs' arrays),
+        # and stays packed: small batches take the row-by-row path on it.
         if self.packed is not None:
-            self._to_rows(for_good=False)
+            return PackedCollection(self.packing, self.packed.past, self.packed.older)
         return self.trace.past_cursor()
 
     def describe_args(self) -> str:

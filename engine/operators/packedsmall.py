@@ -1,0 +1,395 @@
+"""Packed Distinct state: small batches and reads without leaving the runs.
+
+A Distinct whose state went into packed runs (:mod:`engine.operators.columns`,
+:mod:`engine.operators.rootcols`: each row one ``int64``, the runs sorted by
+it) keeps it there while it is large. Two things read it besides the
+vectorised step, and neither makes the whole state into rows again:
+
+**Small batches** (under :data:`engine.colbatch.SMALL_ROWS` rows, with the rows due at the
+iteration): numpy's per-call costs (tens of µs for each probe of each run,
+whatever the batch) made a one-row update of a packed Distinct Trace several
+times dearer than on dicts. :class:`OverlaidTrace` is the packed trace with
+two dict **overlays** of packed row -> history (the encoded histories of
+:mod:`engine.trace`): ``recent``, this epoch's appends of small batches (read
+with the epoch's runs, ``w3``), and ``older``, those of earlier epochs (read
+with the past runs; at commit ``recent`` is added to it). ``older`` becomes a
+run of the past when it reaches :data:`OVERLAY_ROWS` entries, and both
+overlays do before a vectorised step (which reads runs only). A small batch
+(:func:`small_step`) packs each row in Python and finds its history in each
+run with one scalar ``searchsorted`` (~0.5 µs, no array made): the formula of
+Distinct Trace row by row, as the dict loop computes it.
+
+**Reads** (:class:`PackedCollection`): a session's ``size``, ``query``,
+``frame`` and ``to_arrow`` read a Distinct's collection
+(:meth:`engine.circuit.Circuit.contents`); on packed state they count the
+rows of positive weight on the runs' arrays (one sort of the keys, a
+``reduceat``), give the collection as sorted ``int64`` columns (the packing
+keeps the rows' order), and look single rows up by ``searchsorted``.
+
+>>> import numpy as np
+>>> from engine.operators.columns import Packing, key_run
+>>> packing = Packing(2)
+>>> keys = packing.pack([np.array([1, 1, 2]), np.array([5, 6, 7])])
+>>> trace = OverlaidTrace()
+>>> trace.past.append(key_run(keys, np.array([0, 0, 0]), np.array([1, 1, -1])))
+>>> view = PackedCollection(packing, trace.past, trace.older)
+>>> view.count(), [c.tolist() for c in view.columns()], view.weight((1, 6))
+(2, [[1, 1], [5, 6]], 1)
+>>> small_step(trace, packing, {(2, 7): 1, (3, 3): 1}, 0, (), print)  # (2, 7): -1 + 1
+{(3, 3): 1}
+>>> [history_items(h) for h in trace.recent.values()]  # this epoch's appends, in dicts
+[[(0, 1)], [(0, 1)]]
+"""
+
+from __future__ import annotations
+
+from engine import colbatch, lazy
+from engine.colbatch import COUNTS, INT64
+from engine.columnar import PAST_FLOOR, narrow, push_run
+from engine.operators.columns import PackedTrace, key_run
+from engine.trace import history_add, history_items, history_total
+
+np = lazy.module("numpy", globals())
+COUNTS.setdefault("small_distinct", 0)  # small batches taken row by row on packed state
+
+#: The past runs' entries of the rows a small batch probed are kept (``known``,
+#: up to this many rows; what later joins the past runs is added to them): a
+#: row is probed again at each iteration it is due at in an epoch, and often
+#: in the next epochs.
+KNOWN_ROWS = 1 << 16
+#: The ``older`` overlay becomes a run of the past at this many rows (a run
+#: of that many is what the past's small runs merge up to anyway).
+OVERLAY_ROWS = PAST_FLOOR
+
+
+class OverlaidTrace(PackedTrace):
+    """A :class:`~engine.operators.columns.PackedTrace` with the dict
+    overlays of small batches (module docstring)."""
+
+    __slots__ = ("known", "older", "recent")
+
+    def __init__(self):
+        super().__init__()
+        self.recent: dict = {}  # this epoch: packed row -> history
+        self.older: dict = {}   # earlier epochs: packed row -> history
+        self.known: dict = {}   # packed row -> its entries in the past runs, as probed
+
+    def flush(self) -> None:
+        """Both overlays into runs (``recent`` into the epoch's, ``older``
+        into the past's): what the vectorised step and a move back to
+        dicts read."""
+        if self.recent:
+            push_run(self.cur, overlay_run(self.recent), 0)
+            self.recent = {}
+        if self.older:
+            known = self.known
+            for key, history in self.older.items():
+                entries = known.get(key)
+                if entries is not None:
+                    known[key] = entries + tuple(history_items(history))
+            push_run(self.past, overlay_run(self.older), 0, PAST_FLOOR)
+            self.older = {}
+
+    def commit(self) -> None:
+        older = self.older
+        for key, history in self.recent.items():
+            found = older.get(key)
+            for j, w in history_items(history):
+                found = history_add(found, j, w)
+            if found is None:
+                older.pop(key, None)
+            else:
+                older[key] = found
+        self.recent = {}
+        known = self.known
+        if known:  # the epoch's runs join the past: what they add to a known row
+            for run in self.cur:
+                keys = run.keys.tolist()
+                hits = [at for at, key in enumerate(keys) if key in known]
+                if hits:
+                    iterations, weights = run.iterations.tolist(), run.weights.tolist()
+                    for at in hits:
+                        known[keys[at]] += ((iterations[at], weights[at]),)
+        kept = {id(run) for run in self.past}
+        super().commit()
+        for run in self.past:
+            if id(run) not in kept:
+                compact(run)
+        if len(older) >= OVERLAY_ROWS:
+            self.flush()
+
+    def rollback(self) -> None:
+        self.recent = {}
+        super().rollback()
+
+
+def compact(run) -> None:
+    """A new run of the past in its least memory: its weights' running sums
+    dropped (only the epoch's runs are read through them), its iterations
+    and weights :func:`~engine.columnar.narrow` (a merge by interleaving
+    leaves them ``int64``: 24 bytes an entry instead of 10)."""
+    run.sums = None
+    if len(run) >= colbatch.NARROW_ROWS:
+        if run.iterations.dtype == INT64:
+            run.iterations = narrow(run.iterations)
+        if run.weights.dtype == INT64:
+            run.weights = narrow(run.weights)
+
+
+def overlay_run(overlay: dict):
+    """A run of the entries of an overlay (packed row -> history)."""
+    keys, iterations, weights = [], [], []
+    for key, history in overlay.items():
+        for j, w in history_items(history):
+            keys.append(key)
+            iterations.append(j)
+            weights.append(w)
+    return key_run(np.array(keys, dtype=INT64), np.array(iterations, dtype=INT64),
+                   np.array(weights, dtype=INT64))
+
+
+PACKERS: dict = {}  # arity -> the function packing one row
+
+
+def pack_row(row, packing) -> int | None:
+    """One row packed as :meth:`~engine.operators.columns.Packing.pack` packs
+    a column of it; ``None`` when it does not pack.
+
+    >>> from engine.operators.columns import Packing
+    >>> p = Packing(2); pack_row((-1, 3), p) == int(p.pack([np.array([-1]), np.array([3])])[0])
+    True
+    >>> pack_row((1, "a"), p), pack_row((1 << 40, 0), p), pack_row((1,), p)
+    (None, None, None)
+    >>> p3 = Packing(3); columns = [np.array([5]), np.array([-7]), np.array([0])]
+    >>> pack_row((5, -7, 0), p3) == int(p3.pack(columns)[0]), pack_row((1 << 62,), Packing(1))
+    (True, 4611686018427387904)
+    """
+    return packer(packing)(row)
+
+
+def packer(packing):
+    """The function packing one row for ``packing`` (:func:`pack_row`),
+    written out for its arity: no loop over the columns."""
+    arity = packing.arity
+    found = PACKERS.get(arity)
+    if found is not None:
+        return found
+    if arity == 1:
+        low, high = -(1 << 63), 1 << 63
+        lines = ["def pack(row):",
+                 "    if len(row) != 1: return None",
+                 "    v = row[0]",
+                 "    return v if type(v) is int and low <= v < high else None"]
+    else:
+        bias, bits = packing.bias, packing.bits
+        low, high = -bias, bias
+        names = [f"v{c}" for c in range(arity)]
+        shifted = " | ".join(f"((v{c} + {bias}) << {bits * (arity - 1 - c)})"
+                             for c in range(arity))
+        lines = ["def pack(row):",
+                 f"    if len(row) != {arity}: return None",
+                 f"    {', '.join(names)}, = row",
+                 "    if " + " and ".join(f"type({v}) is int and low <= {v} < high"
+                                         for v in names) + ":",
+                 f"        return {shifted}",
+                 "    return None"]
+    env = {"low": low, "high": high}
+    exec("\n".join(lines), env)  # noqa: S102 -- generated from ints only
+    found = PACKERS[arity] = env["pack"]
+    return found
+
+
+def unpacker(packing):
+    """A function from a packed row (an int) back to its row (a tuple)."""
+    arity = packing.arity
+    if arity == 1:
+        return lambda key: (key,)
+    mask, bias = (1 << packing.bits) - 1, packing.bias
+    shifts = [packing.bits * (arity - 1 - c) for c in range(arity)]
+    return lambda key: tuple(((key >> s) & mask) - bias for s in shifts)
+
+
+def probe(spine: list, keys: list) -> dict:
+    """packed row -> ``[(iteration, weight), ...]`` of the entries of ``spine``
+    under each of ``keys`` (packed rows; those with none left out): one
+    ``searchsorted`` of all of them per run (a few µs whatever the run's size;
+    numpy's per-call costs are paid per run, not per row), the matches read
+    with ``item``/``tolist`` (no array made per row)."""
+    found: dict = {}
+    if not spine:
+        return found
+    sought = np.array(keys, dtype=INT64)
+    for run in spine:
+        lows = run.keys.searchsorted(sought).tolist()
+        highs = run.keys.searchsorted(sought, "right").tolist()
+        iterations = weights = None
+        for key, lo, hi in zip(keys, lows, highs):
+            if hi == lo:
+                continue
+            if iterations is None:
+                iterations, weights = run.iterations, run.weights
+            entries = found.get(key)
+            if entries is None:
+                entries = found[key] = []
+            if hi == lo + 1:
+                entries.append((iterations.item(lo), weights.item(lo)))
+            else:
+                entries.extend(zip(iterations[lo:hi].tolist(), weights[lo:hi].tolist()))
+    return found
+
+
+def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_push) -> dict | None:
+    """Distinct Trace at ``(e, i)`` for a small ``batch`` (row -> weight) and
+    the packed rows ``due_parts`` (lists or arrays) due at ``i``, row by row
+    on the packed state: row -> output weight (zeros kept out), the batch
+    appended to ``trace.recent`` and each row with weight in this epoch
+    scheduled at the next iteration the past holds weight for it
+    (``heap_push(j)`` for an iteration not scheduled yet). ``None``, with
+    nothing changed, when a row of the batch does not pack."""
+    rows: dict = {}
+    pack = packer(packing)
+    for row in batch:
+        key = pack(row)
+        if key is None:
+            return None
+        rows[key] = row
+    unpack = None
+    for part in due_parts:
+        for key in (part if type(part) is list else part.tolist()):
+            if key not in rows:
+                if unpack is None:
+                    unpack = unpacker(packing)
+                rows[key] = unpack(key)
+    recent, older, past = trace.recent, trace.older, trace.known
+    keys = list(rows)
+    sought = [key for key in keys if key not in past]
+    if sought:
+        if len(past) + len(sought) > KNOWN_ROWS:
+            past = trace.known = {}
+            sought = keys
+        found = probe(trace.past, sought)
+        for key in sought:
+            past[key] = tuple(found.get(key, ()))
+    cur = probe(trace.cur, keys) if trace.cur else None
+    scheduled = trace.scheduled
+    bget = batch.get
+    out = {}
+    for key, row in rows.items():
+        w = bget(row, 0)
+        history = recent.get(key)
+        w3 = 0 if history is None else history_total(history)
+        if cur:
+            found = cur.get(key)
+            if found is not None:
+                w3 += sum(pw for _, pw in found)
+        if w:
+            history = history_add(history, i, w)
+            if history is None:
+                del recent[key]
+            else:
+                recent[key] = history
+        entries = past[key]
+        found = older.get(key)
+        if found is not None:
+            entries = history_items(found) + list(entries)
+        if not entries:
+            delta = (w3 + w > 0) - (w3 > 0)
+            if delta:
+                out[row] = delta
+            continue
+        w1 = w2 = 0
+        nxt = None
+        for j, pw in entries:
+            if j < i:
+                w1 += pw
+            elif j == i:
+                w2 += pw
+            elif nxt is None or j < nxt:
+                nxt = j
+        w13 = w1 + w3
+        w12 = w1 + w2
+        delta = ((w12 + w3 + w > 0) - (w13 > 0)) - ((w12 > 0) - (w1 > 0))
+        if delta:
+            out[row] = delta
+        if nxt is not None and w3 + w:
+            waiting = scheduled.get(nxt)
+            if waiting is None:
+                scheduled[nxt] = [[key]]
+                heap_push(nxt)
+            elif type(waiting[-1]) is list:
+                waiting[-1].append(key)
+            else:
+                waiting.append([key])
+    return out
+
+
+class PackedCollection:
+    """The rows of positive weight (over all times) of packed runs and an
+    overlay (packed row -> history, or ``None``): a Distinct's collection,
+    read as :class:`~engine.contents.Contents` reads a
+    :class:`~engine.cursor.RowCursor` (``weight``, ``positive``), plus
+    ``count`` and ``columns`` on the arrays."""
+
+    __slots__ = ("overlay", "packing", "spine")
+
+    def __init__(self, packing, spine: list, overlay: dict | None = None):
+        self.packing = packing
+        self.spine = spine      # read as they are now: a reader is asked at once
+        self.overlay = overlay or None
+
+    def weight(self, row) -> int:
+        key = pack_row(row, self.packing)
+        if key is None:
+            return 0
+        total = sum(w for _, w in probe(self.spine, [key]).get(key, ()))
+        if self.overlay:
+            found = self.overlay.get(key)
+            if found is not None:
+                total += history_total(found)
+        return total
+
+    def weights_of(self, rows) -> list[int]:
+        """``[weight(row) for row in rows]``, the runs probed once for all."""
+        rows = list(rows)
+        pack = packer(self.packing)
+        keys = [pack(row) for row in rows]
+        found = probe(self.spine, [k for k in keys if k is not None])
+        overlay = self.overlay or {}
+        return [0 if k is None else sum(w for _, w in found.get(k, ()))
+                + (history_total(overlay[k]) if k in overlay else 0) for k in keys]
+
+    def _positive_keys(self):
+        """The packed rows of positive total weight, sorted."""
+        parts = [(run.keys, run.weights) for run in self.spine]
+        if self.overlay:
+            keys = np.fromiter(self.overlay, dtype=INT64, count=len(self.overlay))
+            totals = np.fromiter(map(history_total, self.overlay.values()), dtype=INT64,
+                                 count=len(self.overlay))
+            parts.append((keys, totals))
+        if not parts:
+            return np.zeros(0, dtype=INT64)
+        if len(parts) == 1 and not self.overlay:  # one run: sorted already
+            keys, weights = parts[0]
+        else:
+            keys = np.concatenate([k for k, _ in parts])
+            weights = np.concatenate([w for _, w in parts], dtype=INT64)
+            order = np.argsort(keys, kind="stable")
+            keys, weights = keys[order], weights[order]
+        if len(keys) > 1:
+            starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+            if len(starts) < len(keys):
+                weights = np.add.reduceat(weights.astype(INT64, copy=False), starts)
+                keys = keys[starts]
+        return keys[weights > 0]
+
+    def count(self) -> int:
+        """How many rows have positive weight."""
+        return len(self._positive_keys())
+
+    def columns(self) -> list:
+        """The rows of positive weight as ``int64`` columns, in row order."""
+        return self.packing.unpack(self._positive_keys())
+
+    def positive(self):
+        columns = self.columns()
+        return zip(*(c.tolist() for c in columns))
