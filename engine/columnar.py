@@ -93,27 +93,35 @@ class Run:
         self.keys = columns[key_column]
         self.bounds = bounds
 
-    def weight_sums(self, sought: np.ndarray) -> np.ndarray:
+    def weight_sums(self, sought: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
         """The total weight of each of the ``sought`` keys in this run, every
         iteration together: one ``searchsorted`` for the first entry of each,
         then the entries after it while they hold the same key (a few: one
         per iteration the key changed at), no pass over the whole run.
+        ``after``: ``searchsorted(sought, "right")`` already made (for a
+        merge, :func:`interleave`): the entries before it are read instead.
 
         >>> run = Run([np.array([1, 1, 1, 4])], np.array([0, 2, 3, 0]), np.array([1, 2, 5, -1]), 0)
         >>> run.weight_sums(np.array([0, 1, 4, 9])).tolist()
         [0, 8, -1, 0]
+        >>> sought = np.array([0, 1, 4, 9])
+        >>> run.weight_sums(sought, run.keys.searchsorted(sought, "right")).tolist()
+        [0, 8, -1, 0]
         """
         keys, weights = self.keys, self.weights
         last = len(keys) - 1
-        at = keys.searchsorted(sought)
-        np.minimum(at, last, out=at)
-        out = np.where(keys[at] == sought, weights[at], 0).astype(INT64, copy=False)
+        if after is None:
+            at, step = keys.searchsorted(sought), 1
+        else:
+            at, step = after - 1, -1
+        edge = np.clip(at, 0, last)
+        out = np.where(keys[edge] == sought, weights[edge], 0).astype(INT64, copy=False)
         follow = np.flatnonzero(out)   # found (a run's weights are never 0)
         at = at[follow]
         while len(follow):
-            at += 1
-            inside = at <= last
-            same = keys[np.minimum(at, last)] == sought[follow]
+            at += step
+            inside = (at <= last) if step > 0 else (at >= 0)
+            same = keys[np.clip(at, 0, last)] == sought[follow]
             same &= inside
             follow, at = follow[same], at[same]
             out[follow] += weights[at]
@@ -234,7 +242,7 @@ def shared_ints(column: np.ndarray) -> list[int]:
     return list(map(distinct.tolist().__getitem__, distinct.searchsorted(column).tolist()))
 
 
-def interleave(first: Run, second: Run, bounds: list) -> Run:
+def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = None) -> Run:
     """The merge of two runs of one column whose entries are all at
     different iterations, the first's earlier: no two entries are equal, and
     of equal keys the first's come first, so the merge is where each of the
@@ -248,8 +256,9 @@ def interleave(first: Run, second: Run, bounds: list) -> Run:
     >>> run.keys.tolist(), run.iterations.tolist(), run.weights.tolist()
     ([0, 1, 3, 3], [2, 0, 0, 2], [1, 1, 1, -1])
     """
-    at = first.keys.searchsorted(second.keys, "right")
-    at += np.arange(len(second))
+    if at is None:  # (else given: the same search, made by the caller)
+        at = first.keys.searchsorted(second.keys, "right")
+    at = at + np.arange(len(second))
     n = len(first) + len(second)
     rest = np.ones(n, dtype=bool)
     rest[at] = False

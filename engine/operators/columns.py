@@ -41,7 +41,7 @@ from engine.colbatch import (
     consolidate,
     order_packed,
 )
-from engine.columnar import PAST_FLOOR, Run, make_run, push_run
+from engine.columnar import FACTOR, PAST_FLOOR, Run, interleave, make_run, push_run
 
 np = lazy.module("numpy", globals())
 NO_TIME = (1 << 63) - 1  # the largest int64: no time
@@ -183,6 +183,11 @@ def plus(batches: list) -> ColBatch | None:
         found = ColBatch.from_rows(batch)
         if found is None:
             return None
+        if found is not batch and len(found) >= RADIX_ROWS and len(batches) > 1:
+            # a large dict's rows in order: the sum then joins sorted stretches
+            # (a merge) instead of sorting all (an Export's epoch: the row-path
+            # iterations' dict and the columnar ones' batches)
+            found = consolidate(found.columns, found.kinds, found.weights)
         columnar.append(found)
     return concat(columnar)
 
@@ -270,13 +275,23 @@ class PackedTrace:
         push_run(self.cur, key_run(keys, np.full(len(keys), iteration, dtype=INT64),
                                    weights), 0)
 
-    def append_sorted(self, keys, iteration: int, weights) -> None:
+    def append_sorted(self, keys, iteration: int, weights, after=None) -> None:
         """:meth:`append` of distinct ``keys`` in order and nonzero weights: a
-        run as they are, no sort."""
-        if len(keys):
-            push_run(self.cur, Run([keys], np.full(len(keys), iteration, dtype=INT64),
-                                   weights, 0, [(int(keys[0]), int(keys[-1])),
-                                                (iteration, iteration)]), 0)
+        run as they are, no sort. ``after``: where each key goes among the
+        last current run's (``searchsorted(keys, "right")``), if known: the
+        merge with that run, when due, then needs no search."""
+        if not len(keys):
+            return
+        run = Run([keys], np.full(len(keys), iteration, dtype=INT64), weights, 0,
+                  [(int(keys[0]), int(keys[-1])), (iteration, iteration)])
+        cur = self.cur
+        if (after is not None and cur and len(cur[-1]) < FACTOR * len(run)
+                and cur[-1].bounds is not None and cur[-1].bounds[-1][1] < iteration):
+            first = cur.pop()   # what push_run would do first, with the search made
+            run = interleave(first, run, [(min(first.bounds[0][0], int(keys[0])),
+                                           max(first.bounds[0][1], int(keys[-1]))),
+                                          (first.bounds[-1][0], iteration)], after)
+        push_run(cur, run, 0)
 
     def commit(self) -> None:
         for run in self.cur:
@@ -318,14 +333,12 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         order = np.argsort(keys, kind="stable")
         rows, w = keys[order], weights[order]
     n = len(rows)
-    w3 = None
-    for run in trace.cur:
-        if w3 is None:
-            w3 = run.weight_sums(rows)
-        else:
-            w3 += run.weight_sums(rows)
-    if w3 is None:
-        w3 = np.zeros(n, dtype=INT64)
+    w3 = np.zeros(n, dtype=INT64)
+    after = None
+    for at, run in enumerate(trace.cur):
+        if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
+            after = run.keys.searchsorted(rows, "right")
+        w3 += run.weight_sums(rows, after)
     found = gather(trace.past, rows)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
@@ -355,9 +368,10 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
                     else:
                         waiting.append(chosen)
     if w.all():
-        trace.append_sorted(rows, i, w)
+        trace.append_sorted(rows, i, w, after)
     else:  # the rows only due now (and any zero weight)
         changed = w != 0
-        trace.append_sorted(rows[changed], i, w[changed])
+        trace.append_sorted(rows[changed], i, w[changed],
+                            None if after is None else after[changed])
     keep = np.flatnonzero(delta)
     return rows[keep], delta[keep].astype(INT64)
