@@ -82,9 +82,10 @@ class Run:
     values allow: :func:`narrow`); ``keys`` is the key column;
     ``bounds``: ``(low, high)`` of the key, the other columns and the
     iteration (``None`` if not known), so that a merge packs its sort key
-    without scanning the runs."""
+    without scanning the runs; ``sums``: the running sums of the weights
+    (a leading 0), made when a few keys are first sought (:meth:`weight_sums`)."""
 
-    __slots__ = ("bounds", "columns", "iterations", "keys", "weights")
+    __slots__ = ("bounds", "columns", "iterations", "keys", "sums", "weights")
 
     def __init__(self, columns: list, iterations, weights, key_column: int, bounds=None):
         self.columns = columns
@@ -92,14 +93,18 @@ class Run:
         self.weights = weights
         self.keys = columns[key_column]
         self.bounds = bounds
+        self.sums = None
 
     def weight_sums(self, sought: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
         """The total weight of each of the ``sought`` keys in this run, every
-        iteration together: one ``searchsorted`` for the first entry of each,
-        then the entries after it while they hold the same key (a few: one
-        per iteration the key changed at), no pass over the whole run.
-        ``after``: ``searchsorted(sought, "right")`` already made (for a
-        merge, :func:`interleave`): the entries before it are read instead.
+        iteration together. Many keys (a large batch): one ``searchsorted``
+        for the first entry of each, then the entries after it while they
+        hold the same key (a few: one per iteration the key changed at), no
+        pass over the whole run. Few keys: two ``searchsorted`` and the
+        running sums, made once per run (an update's small batches read the
+        same current runs at every iteration). ``after``:
+        ``searchsorted(sought, "right")`` already made (for a merge,
+        :func:`interleave`): used instead of searching again.
 
         >>> run = Run([np.array([1, 1, 1, 4])], np.array([0, 2, 3, 0]), np.array([1, 2, 5, -1]), 0)
         >>> run.weight_sums(np.array([0, 1, 4, 9])).tolist()
@@ -107,22 +112,30 @@ class Run:
         >>> sought = np.array([0, 1, 4, 9])
         >>> run.weight_sums(sought, run.keys.searchsorted(sought, "right")).tolist()
         [0, 8, -1, 0]
+        >>> long = Run([np.arange(40) // 2], np.zeros(40), np.ones(40), 0)
+        >>> long.weight_sums(np.array([3])).tolist(), long.sums[:4].tolist()   # few: sums
+        ([2], [0, 1, 2, 3])
         """
         keys, weights = self.keys, self.weights
+        sums = self.sums
+        if sums is not None or len(sought) * 16 < len(keys):  # few sought: running sums
+            if sums is None:   # (made once: a current run is read by later iterations)
+                sums = self.sums = np.concatenate(([0], np.cumsum(weights, dtype=INT64)))
+            right = keys.searchsorted(sought, "right") if after is None else after
+            return sums[right] - sums[keys.searchsorted(sought, "left")]
         last = len(keys) - 1
         if after is None:
             at, step = keys.searchsorted(sought), 1
         else:
             at, step = after - 1, -1
-        edge = np.clip(at, 0, last)
-        out = np.where(keys[edge] == sought, weights[edge], 0).astype(INT64, copy=False)
+        out = np.where(keys.take(at, mode="clip") == sought, weights.take(at, mode="clip"),
+                       0).astype(INT64, copy=False)
         follow = np.flatnonzero(out)   # found (a run's weights are never 0)
         at = at[follow]
         while len(follow):
             at += step
-            inside = (at <= last) if step > 0 else (at >= 0)
-            same = keys[np.clip(at, 0, last)] == sought[follow]
-            same &= inside
+            same = keys.take(at, mode="clip") == sought[follow]
+            same &= (at <= last) if step > 0 else (at >= 0)
             follow, at = follow[same], at[same]
             out[follow] += weights[at]
         return out
@@ -187,16 +200,20 @@ def make_run(columns: list, iterations, weights, key_column: int,
             if not new.all():
                 starts = np.flatnonzero(new)
                 weights = np.add.reduceat(weights, starts)
-                key = key[starts]
+                key, order = key[starts], order[starts]
         keep = weights != 0
         if not keep.all():
-            key, weights = key[keep], weights[keep]
+            key, weights, order = key[keep], weights[keep], order[keep]
         if not len(weights):
             return None
-        unpacked = unpack_key(key, bounds, widths)
-        iterations = unpacked.pop()
-        columns = unpacked[1:]
-        columns.insert(key_column, unpacked[0])
+        if len(key) < colbatch.RADIX_ROWS:  # a few gathers: fewer numpy calls
+            columns = [c[order] for c in columns]
+            iterations = iterations[order]
+        else:   # read back from the keys: no random access
+            unpacked = unpack_key(key, bounds, widths)
+            iterations = unpacked.pop()
+            columns = unpacked[1:]
+            columns.insert(key_column, unpacked[0])
     else:
         order = np.lexsort(ordered[::-1])
         columns = [c[order] for c in columns]

@@ -34,6 +34,7 @@ from engine import lazy
 from engine.colbatch import (
     COUNTS,
     INT64,
+    RADIX_BITS,
     RADIX_ROWS,
     ColBatch,
     bounds_of,
@@ -115,10 +116,10 @@ class DeltaRun:
 
     def __init__(self, batch: ColBatch, key_column: int):
         keys = batch.columns[key_column]
-        bounds = bounds_of([keys])
-        if bounds is not None and len(keys) >= RADIX_ROWS:  # radix on the shifted key
-            low, high = bounds[0]
-            order = order_packed(keys - low, (high - low).bit_length())
+        bounds = bounds_of([keys]) if len(keys) >= RADIX_ROWS else None
+        span = bounds[0][1] - bounds[0][0] if bounds is not None else -1
+        if 0 <= span < 1 << RADIX_BITS:  # radix on the key shifted to 0
+            order = order_packed(keys - bounds[0][0], span.bit_length())
         else:
             order = np.argsort(keys, kind="stable")
         self.columns = [c[order] for c in batch.columns]

@@ -201,7 +201,7 @@ def test_interleave_equals_a_sorting_merge(first, second, narrow_from):
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 3), st.integers(-2, 2)),
-                min_size=1, max_size=40),
+                min_size=1, max_size=80),
        st.lists(st.integers(-2, 22), min_size=1, max_size=30))
 def test_weight_sums_over_repeated_keys(entries, sought):
     run = make_run([np.array([k for k, _, _ in entries], dtype="int64")],
@@ -212,8 +212,15 @@ def test_weight_sums_over_repeated_keys(entries, sought):
     total: dict = {}
     for k, w in zip(run.keys.tolist(), run.weights.tolist()):
         total[k] = total.get(k, 0) + w
-    got = run.weight_sums(np.array(sought, dtype="int64")).tolist()
-    assert got == [total.get(k, 0) for k in sought]
+    sought = np.array(sought, dtype="int64")
+    expected = [total.get(k, 0) for k in sought.tolist()]
+    assert run.weight_sums(sought).tolist() == expected      # many sought: walks
+    after = run.keys.searchsorted(sought, "right")
+    assert run.weight_sums(sought, after).tolist() == expected
+    for k, w in zip(sought.tolist(), expected):              # one: running sums
+        assert run.weight_sums(np.array([k])).tolist() == [w]
+        assert run.weight_sums(np.array([k]), run.keys.searchsorted([k], "right")) == [w]
+    assert run.sums is None or len(run.keys) > 16
 
 
 @settings(max_examples=100, deadline=None)
@@ -228,6 +235,19 @@ def test_probe_per_distinct_key_equals_probe_per_row(sought, keys):
         return sorted(zip(*(x.tolist() for x in found))) if found else []
     assert pairs(per_key) == pairs(plain)
     assert all(sought[m] == keys[t] for m, t in pairs(per_key))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE)
+@given(st.lists(st.integers(INT64_MIN, INT64_MAX) | st.integers(-3, 3), min_size=1,
+                max_size=40))
+def test_delta_sorted_by_its_key_at_any_span(radix_everywhere, keys):
+    """Radix on keys shifted to 0 when their span allows, else argsort."""
+    batch = ColBatch([np.array(keys, dtype="int64"), np.arange(len(keys))], ("i", "i"),
+                     np.ones(len(keys), dtype="int64"))
+    run = col.DeltaRun(batch, 0)
+    assert run.keys.tolist() == sorted(keys)
+    assert sorted(zip(run.keys.tolist(), run.columns[1].tolist())) == sorted(
+        zip(keys, range(len(keys))))
 
 
 def test_closure_with_every_kernel_on_its_large_batch_path(radix_everywhere):
