@@ -364,6 +364,103 @@ def sort_key(columns: list, bounds: list | None = None) -> np.ndarray | None:
     return key
 
 
+#: From this many entries, a packed key of at most :data:`RADIX_BITS` bits is
+#: sorted by radix (:func:`order_packed`): passes of numpy's counting sort on
+#: 16-bit digits, 2-3x faster than ``argsort(kind="stable")`` (a merge sort of
+#: int64) on unsorted keys of 20-32 bits (1.4 million keys of 22 bits: 56 vs
+#: 131 ms CPU; 640,000 of 24: 20 vs 60; 60,000 of 20: 1.4 vs 7.9). Below it
+#: the few calls cost more than they save.
+RADIX_ROWS = 4096
+#: Keys wider than this take argsort: each 16-bit pass costs a gather of all
+#: the keys, and four passes measured no faster than argsort.
+RADIX_BITS = 48
+#: A key with fewer descents than this is a few sorted stretches (runs being
+#: merged, batches appended in order): argsort's merge sort (a timsort) joins
+#: them faster than the radix passes (1.4 million keys of 22 bits in k sorted
+#: stretches, ms CPU timsort/radix: k=2 8/57, 16 27/47, 64 44/51, 256 57/56,
+#: 1,024 69/57).
+FEW_DESCENTS = 128
+
+
+def packed_key(columns: list, bounds: list | None = None):
+    """``(key, widths)``: the entries' ``int64`` columns packed into one
+    non-negative ``int64`` each (the first column most significant, each
+    shifted by its minimum and given ``widths[c]`` bits), ordering them as
+    ``np.lexsort`` would; ``None`` when the columns are not all ``int64``
+    or need more than 63 bits. :func:`unpack_key` inverts it.
+
+    >>> key, widths = packed_key([np.array([2, 1, 2]), np.array([-5, 7, 0])])
+    >>> key.tolist(), widths
+    ([16, 12, 21], [1, 4])
+    >>> [c.tolist() for c in unpack_key(key, [(1, 2), (-5, 7)], widths)]
+    [[2, 1, 2], [-5, 7, 0]]
+    """
+    if bounds is None:
+        bounds = bounds_of(columns)
+        if bounds is None:
+            return None
+    elif any(c.dtype != INT64 for c in columns):
+        return None
+    widths = [(high - low).bit_length() for low, high in bounds]
+    if sum(widths) > 63:
+        return None
+    key = np.zeros(len(columns[0]), dtype=INT64)
+    for column, (low, _), width in zip(columns, bounds, widths):
+        if width:
+            key <<= width
+            key |= column - low if low else column
+    return key, widths
+
+
+def unpack_key(key: np.ndarray, bounds: list, widths: list) -> list:
+    """The columns of keys packed by :func:`packed_key` (same ``bounds``)."""
+    out = []
+    shift = sum(widths)
+    for (low, _), width in zip(bounds, widths):
+        shift -= width
+        if not width:
+            out.append(np.full(len(key), low, dtype=INT64))
+            continue
+        column = key >> shift if shift else key & ((1 << width) - 1)
+        if shift and shift + width < 63:
+            column &= (1 << width) - 1
+        if low:
+            column += low
+        out.append(column)
+    return out
+
+
+def order_packed(key: np.ndarray, bits: int) -> np.ndarray:
+    """The stable order sorting ``key`` (non-negative, below ``2**bits``):
+    argsort's merge sort for short or nearly sorted keys or wide ones, else
+    least-significant-digit radix in passes of 16 bits (the last narrower).
+
+    >>> order_packed(np.array([5, 3, 5, 0] * 1500), 3)[:4].tolist()
+    [3, 7, 11, 15]
+    >>> key = np.arange(6000)[::-1] * 7919 % 100003
+    >>> bool((key[order_packed(key, 17)] == np.sort(key)).all())
+    True
+    """
+    n = len(key)
+    if not bits:  # every key 0
+        return np.arange(n)
+    if (n < RADIX_ROWS or bits > RADIX_BITS
+            or np.count_nonzero(key[1:] < key[:-1]) < FEW_DESCENTS):
+        return np.argsort(key, kind="stable")
+    order = None
+    shift = 0
+    while shift < bits:
+        width = min(16, bits - shift)
+        part = key if order is None else key[order]
+        if shift:
+            part = part >> shift
+        digit = (part & ((1 << width) - 1)).astype("uint8" if width <= 8 else "uint16")
+        step = np.argsort(digit, kind="stable")  # numpy: a counting sort on 8/16 bits
+        order = step if order is None else order[step]
+        shift += width
+    return order
+
+
 def sort_order(columns: list) -> np.ndarray:
     """The stable order sorting the entries by the columns (first most
     significant)."""
@@ -390,6 +487,9 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
         return ColBatch([], kinds, np.array([total] if total else [], dtype=INT64))
     columns = [c + 0.0 if c.dtype.kind == "f" else c for c in columns]  # -0.0 -> 0.0
     n = len(weights)
+    packed = packed_key(columns) if n >= RADIX_ROWS else None
+    if packed is not None:  # sort the packed key alone, the columns unpacked from it
+        return _consolidate_packed(packed, kinds, weights, bounds_of(columns))
     if n > 1:
         key = sort_key(columns)
         if key is not None:
@@ -419,6 +519,26 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
         columns = [c[keep] for c in columns]
         weights = weights[keep]
     return ColBatch(columns, kinds, weights)
+
+
+def _consolidate_packed(packed, kinds: tuple, weights: np.ndarray, bounds: list) -> ColBatch:
+    """:func:`consolidate` of entries packed by :func:`packed_key`: one sort of
+    the key (:func:`order_packed`), the columns read back from the consolidated
+    keys rather than gathered through the order one by one."""
+    key, widths = packed
+    order = order_packed(key, sum(widths))
+    key, weights = key[order], weights[order]
+    new = np.empty(len(key), dtype=bool)
+    new[0] = True
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    if not new.all():
+        starts = np.flatnonzero(new)
+        weights = np.add.reduceat(weights, starts)
+        key = key[starts]
+    keep = weights != 0
+    if not keep.all():
+        key, weights = key[keep], weights[keep]
+    return ColBatch(unpack_key(key, bounds, widths), kinds, weights)
 
 
 def concat(batches: list) -> ColBatch | None:

@@ -50,7 +50,7 @@ from collections.abc import Iterator, Mapping
 from itertools import repeat
 
 from engine import colbatch, lazy
-from engine.colbatch import ColBatch, bounds_of, sort_key
+from engine.colbatch import ColBatch, bounds_of, order_packed, packed_key, unpack_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
 from engine.trace import Trace, compile_row_functions
@@ -83,7 +83,7 @@ class Run:
     ``bounds``: ``(low, high)`` of the key, the other columns and the
     iteration (``None`` if not known), so that a merge packs its sort key
     without scanning the runs; ``sums``: the running sums of the weights
-    (a leading 0), made when first asked for (:meth:`weight_sums`)."""
+    (a leading 0), made when a few keys are first sought (:meth:`weight_sums`)."""
 
     __slots__ = ("bounds", "columns", "iterations", "keys", "sums", "weights")
 
@@ -95,20 +95,50 @@ class Run:
         self.bounds = bounds
         self.sums = None
 
-    def weight_sums(self, sought: np.ndarray) -> np.ndarray:
+    def weight_sums(self, sought: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
         """The total weight of each of the ``sought`` keys in this run, every
-        iteration together: two ``searchsorted`` and the running sums, no
-        expansion of the matches.
+        iteration together. Many keys (a large batch): one ``searchsorted``
+        for the first entry of each, then the entries after it while they
+        hold the same key (a few: one per iteration the key changed at), no
+        pass over the whole run. Few keys: two ``searchsorted`` and the
+        running sums, made once per run (an update's small batches read the
+        same current runs at every iteration). ``after``:
+        ``searchsorted(sought, "right")`` already made (for a merge,
+        :func:`interleave`): used instead of searching again.
 
-        >>> run = Run([np.array([1, 1, 4])], np.array([0, 2, 0]), np.array([1, 2, -1]), 0)
-        >>> run.weight_sums(np.array([0, 1, 4])).tolist()
-        [0, 3, -1]
+        >>> run = Run([np.array([1, 1, 1, 4])], np.array([0, 2, 3, 0]), np.array([1, 2, 5, -1]), 0)
+        >>> run.weight_sums(np.array([0, 1, 4, 9])).tolist()
+        [0, 8, -1, 0]
+        >>> sought = np.array([0, 1, 4, 9])
+        >>> run.weight_sums(sought, run.keys.searchsorted(sought, "right")).tolist()
+        [0, 8, -1, 0]
+        >>> long = Run([np.arange(40) // 2], np.zeros(40), np.ones(40), 0)
+        >>> long.weight_sums(np.array([3])).tolist(), long.sums[:4].tolist()   # few: sums
+        ([2], [0, 1, 2, 3])
         """
+        keys, weights = self.keys, self.weights
         sums = self.sums
-        if sums is None:
-            sums = self.sums = np.concatenate(([0], np.cumsum(self.weights)))
-        keys = self.keys
-        return sums[keys.searchsorted(sought, "right")] - sums[keys.searchsorted(sought, "left")]
+        if sums is not None or len(sought) * 16 < len(keys):  # few sought: running sums
+            if sums is None:   # (made once: a current run is read by later iterations)
+                sums = self.sums = np.concatenate(([0], np.cumsum(weights, dtype=INT64)))
+            right = keys.searchsorted(sought, "right") if after is None else after
+            return sums[right] - sums[keys.searchsorted(sought, "left")]
+        last = len(keys) - 1
+        if after is None:
+            at, step = keys.searchsorted(sought), 1
+        else:
+            at, step = after - 1, -1
+        out = np.where(keys.take(at, mode="clip") == sought, weights.take(at, mode="clip"),
+                       0).astype(INT64, copy=False)
+        follow = np.flatnonzero(out)   # found (a run's weights are never 0)
+        at = at[follow]
+        while len(follow):
+            at += step
+            same = keys.take(at, mode="clip") == sought[follow]
+            same &= (at <= last) if step > 0 else (at >= 0)
+            follow, at = follow[same], at[same]
+            out[follow] += weights[at]
+        return out
 
     def __len__(self) -> int:
         return len(self.weights)
@@ -144,7 +174,12 @@ def make_run(columns: list, iterations, weights, key_column: int,
     """A run of the entries (any order, repeats allowed): sorted by key, then
     the other columns, then iteration; equal entries summed; zeros dropped;
     the iterations and weights :func:`narrow` (from
-    :data:`~engine.colbatch.NARROW_ROWS` entries). ``None`` when empty."""
+    :data:`~engine.colbatch.NARROW_ROWS` entries). ``None`` when empty.
+
+    When the ranges allow, the entries are packed into one ``int64`` each,
+    only that key is sorted (:func:`~engine.colbatch.order_packed`: radix,
+    or a merge of the sorted runs concatenated) and the columns are read back
+    from the consolidated keys, with no gather of each column."""
     if iterations.dtype != INT64:  # sums and sort keys in int64
         iterations = iterations.astype(INT64)
     if weights.dtype != INT64:
@@ -153,35 +188,54 @@ def make_run(columns: list, iterations, weights, key_column: int,
                iterations]
     if bounds is None:
         bounds = bounds_of(ordered)
-    packed = sort_key(ordered, bounds)  # one int64 when the ranges allow: a stable
-    if packed is not None:              # sort of it merges sorted runs in linear time
-        order = np.argsort(packed, kind="stable")
+    packed = packed_key(ordered, bounds) if bounds is not None else None
+    if packed is not None:
+        key, widths = packed
+        order = order_packed(key, sum(widths))
+        key, weights = key[order], weights[order]
+        if len(key) > 1:
+            new = np.empty(len(key), dtype=bool)
+            new[0] = True
+            np.not_equal(key[1:], key[:-1], out=new[1:])
+            if not new.all():
+                starts = np.flatnonzero(new)
+                weights = np.add.reduceat(weights, starts)
+                key, order = key[starts], order[starts]
+        keep = weights != 0
+        if not keep.all():
+            key, weights, order = key[keep], weights[keep], order[keep]
+        if not len(weights):
+            return None
+        if len(key) < colbatch.RADIX_ROWS:  # a few gathers: fewer numpy calls
+            columns = [c[order] for c in columns]
+            iterations = iterations[order]
+        else:   # read back from the keys: no random access
+            unpacked = unpack_key(key, bounds, widths)
+            iterations = unpacked.pop()
+            columns = unpacked[1:]
+            columns.insert(key_column, unpacked[0])
     else:
         order = np.lexsort(ordered[::-1])
-    columns = [c[order] for c in columns]
-    iterations, weights = iterations[order], weights[order]
-    n = len(weights)
-    if n > 1:
-        new = np.empty(n, dtype=bool)
-        new[0] = True
-        if packed is not None:
-            packed = packed[order]
-            np.not_equal(packed[1:], packed[:-1], out=new[1:])
-        else:
+        columns = [c[order] for c in columns]
+        iterations, weights = iterations[order], weights[order]
+        n = len(weights)
+        if n > 1:
+            new = np.empty(n, dtype=bool)
+            new[0] = True
             np.not_equal(iterations[1:], iterations[:-1], out=new[1:])
             for column in columns:
                 new[1:] |= column[1:] != column[:-1]
-        if not new.all():
-            starts = np.flatnonzero(new)
-            weights = np.add.reduceat(weights, starts)
-            columns = [c[starts] for c in columns]
-            iterations = iterations[starts]
-    keep = weights != 0
-    if not keep.all():
-        columns = [c[keep] for c in columns]
-        iterations, weights = iterations[keep], weights[keep]
-    if not len(weights):
-        return None
+            if not new.all():
+                starts = np.flatnonzero(new)
+                weights = np.add.reduceat(weights, starts)
+                columns = [c[starts] for c in columns]
+                iterations = iterations[starts]
+        keep = weights != 0
+        if not keep.all():
+            columns = [c[keep] for c in columns]
+            iterations, weights = iterations[keep], weights[keep]
+        if not len(weights):
+            return None
     if len(weights) >= colbatch.NARROW_ROWS:
         iterations = narrow(iterations, bounds[-1] if bounds is not None else None)
         weights = narrow(weights)
@@ -205,22 +259,39 @@ def shared_ints(column: np.ndarray) -> list[int]:
     return list(map(distinct.tolist().__getitem__, distinct.searchsorted(column).tolist()))
 
 
-def interleave(first: Run, second: Run, bounds: list) -> Run:
+def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = None) -> Run:
     """The merge of two runs of one column whose entries are all at
     different iterations, the first's earlier: no two entries are equal, and
     of equal keys the first's come first, so the merge is where each of the
-    second's keys goes among the first's (one ``searchsorted``), no sort."""
-    at = first.keys.searchsorted(second.keys, "right")
-    at += np.arange(len(second))
-    rest = np.ones(len(first) + len(second), dtype=bool)
-    rest[at] = False
+    second's keys goes among the first's (one ``searchsorted``), no sort.
+    Each array is written by two integer scatters (a boolean mask's was 2.5x
+    slower), in the narrowest type holding both runs' values (:func:`narrow`).
 
-    def mix(x, y):
-        out = np.empty(len(rest), dtype=INT64)
+    >>> a = Run([np.array([1, 3])], np.array([0, 0]), np.array([1, 1]), 0, [(1, 3), (0, 0)])
+    >>> b = Run([np.array([0, 3])], np.array([2, 2]), np.array([1, -1]), 0, [(0, 3), (2, 2)])
+    >>> run = interleave(a, b, [(0, 3), (0, 2)])
+    >>> run.keys.tolist(), run.iterations.tolist(), run.weights.tolist()
+    ([0, 1, 3, 3], [2, 0, 0, 2], [1, 1, 1, -1])
+    """
+    if at is None:  # (else given: the same search, made by the caller)
+        at = first.keys.searchsorted(second.keys, "right")
+    at = at + np.arange(len(second))
+    n = len(first) + len(second)
+    rest = np.ones(n, dtype=bool)
+    rest[at] = False
+    others = np.flatnonzero(rest)
+    wide = n >= colbatch.NARROW_ROWS
+
+    def mix(x, y, limits=None, small=True):
+        if wide and small:
+            y = narrow(y, limits)
+        out = np.empty(n, dtype=np.result_type(x.dtype, y.dtype))
         out[at] = y
-        out[rest] = x
+        out[others] = x
         return out
-    return Run([mix(first.keys, second.keys)], mix(first.iterations, second.iterations),
+    return Run([mix(first.keys, second.keys, small=False)],
+               mix(first.iterations, second.iterations,
+                   second.bounds[-1] if second.bounds is not None else None),
                mix(first.weights, second.weights), 0, bounds)
 
 
@@ -551,7 +622,11 @@ class ColumnarTrace:
         tail = self.tail
         if tail:
             self.tail = []
-            push_run(self._cur, merge_runs(tail, self.key_column), self.key_column)
+            size, spine = sum(map(len, tail)), self._cur
+            while spine and len(spine[-1]) < FACTOR * size:  # push_run would merge it
+                tail.insert(0, spine.pop())                 # next: one sort for all
+                size += len(tail[0])
+            push_run(spine, merge_runs(tail, self.key_column), self.key_column)
         return self._cur
 
     def index_rows(self, batch: Mapping) -> dict:

@@ -31,8 +31,18 @@ rows due at this iteration) come from one probe of each run.
 from __future__ import annotations
 
 from engine import lazy
-from engine.colbatch import COUNTS, INT64, ColBatch, concat, consolidate
-from engine.columnar import PAST_FLOOR, Run, make_run, push_run
+from engine.colbatch import (
+    COUNTS,
+    INT64,
+    RADIX_BITS,
+    RADIX_ROWS,
+    ColBatch,
+    bounds_of,
+    concat,
+    consolidate,
+    order_packed,
+)
+from engine.columnar import FACTOR, PAST_FLOOR, Run, interleave, make_run, push_run
 
 np = lazy.module("numpy", globals())
 NO_TIME = (1 << 63) - 1  # the largest int64: no time
@@ -44,14 +54,48 @@ def probe(sought: np.ndarray, keys: np.ndarray):
     When no key matches twice (a run of distinct rows) the pairs are the
     matching positions themselves, with no expansion."""
     lo = keys.searchsorted(sought, "left")
-    counts = keys.searchsorted(sought, "right") - lo
+    return probe_expand(lo, keys.searchsorted(sought, "right") - lo)
+
+
+#: A sorted delta of this many rows probes a run once per distinct key
+#: rather than once per row (:func:`probe_sorted`).
+DISTINCT_PROBE = 1024
+
+
+def probe_sorted(sought: np.ndarray, keys: np.ndarray):
+    """:func:`probe` of a sorted ``sought``: two ``searchsorted`` of each
+    distinct key (a closure's delta of 100,000 rows has a few thousand),
+    their results repeated over the rows that share it.
+
+    >>> [x.tolist() for x in probe_sorted(np.array([1, 1, 2, 5]), np.array([1, 2, 2, 3]))]
+    [[0, 1, 2, 2], [0, 0, 1, 2]]
+    """
+    n = len(sought)
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(sought[1:], sought[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    if len(starts) * 2 > n:
+        return probe(sought, keys)
+    distinct = sought[starts]
+    lo = keys.searchsorted(distinct, "left")
+    counts = keys.searchsorted(distinct, "right") - lo
+    if not counts.any():
+        return None
+    sizes = np.diff(starts, append=n)
+    return probe_expand(np.repeat(lo, sizes), np.repeat(counts, sizes))
+
+
+def probe_expand(lo: np.ndarray, counts: np.ndarray):
+    """The pairs of :func:`probe` from each sought entry's first match ``lo``
+    and number of matches ``counts``."""
     total = int(counts.sum())
     if not total:
         return None
     mine = np.flatnonzero(counts)
     if len(mine) == total:
         return mine, lo[mine]
-    mine = np.repeat(np.arange(len(sought)), counts)
+    mine = np.repeat(np.arange(len(counts)), counts)
     theirs = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
     return mine, theirs
 
@@ -71,7 +115,13 @@ class DeltaRun:
     __slots__ = ("columns", "iterations", "keys", "weights")
 
     def __init__(self, batch: ColBatch, key_column: int):
-        order = np.argsort(batch.columns[key_column], kind="stable")
+        keys = batch.columns[key_column]
+        bounds = bounds_of([keys]) if len(keys) >= RADIX_ROWS else None
+        span = bounds[0][1] - bounds[0][0] if bounds is not None else -1
+        if 0 <= span < 1 << RADIX_BITS:  # radix on the key shifted to 0
+            order = order_packed(keys - bounds[0][0], span.bit_length())
+        else:
+            order = np.argsort(keys, kind="stable")
         self.columns = [c[order] for c in batch.columns]
         self.weights = batch.weights[order]
         self.keys = self.columns[key_column]
@@ -90,8 +140,9 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
     if spine and (len(spine) > 1 or len(spine[0].keys) > 4 * len(sought)):
         delta = DeltaRun(delta, key_column)  # sorted keys: searchsorted walks forward
         sought = delta.keys
+    ordered = type(delta) is DeltaRun and len(sought) >= DISTINCT_PROBE
     for run in spine:
-        found = probe(sought, run.keys)
+        found = probe_sorted(sought, run.keys) if ordered else probe(sought, run.keys)
         if found is None:
             continue
         mine, theirs = found
@@ -133,6 +184,11 @@ def plus(batches: list) -> ColBatch | None:
         found = ColBatch.from_rows(batch)
         if found is None:
             return None
+        if found is not batch and len(found) >= RADIX_ROWS and len(batches) > 1:
+            # a large dict's rows in order: the sum then joins sorted stretches
+            # (a merge) instead of sorting all (an Export's epoch: the row-path
+            # iterations' dict and the columnar ones' batches)
+            found = consolidate(found.columns, found.kinds, found.weights)
         columnar.append(found)
     return concat(columnar)
 
@@ -220,13 +276,23 @@ class PackedTrace:
         push_run(self.cur, key_run(keys, np.full(len(keys), iteration, dtype=INT64),
                                    weights), 0)
 
-    def append_sorted(self, keys, iteration: int, weights) -> None:
+    def append_sorted(self, keys, iteration: int, weights, after=None) -> None:
         """:meth:`append` of distinct ``keys`` in order and nonzero weights: a
-        run as they are, no sort."""
-        if len(keys):
-            push_run(self.cur, Run([keys], np.full(len(keys), iteration, dtype=INT64),
-                                   weights, 0, [(int(keys[0]), int(keys[-1])),
-                                                (iteration, iteration)]), 0)
+        run as they are, no sort. ``after``: where each key goes among the
+        last current run's (``searchsorted(keys, "right")``), if known: the
+        merge with that run, when due, then needs no search."""
+        if not len(keys):
+            return
+        run = Run([keys], np.full(len(keys), iteration, dtype=INT64), weights, 0,
+                  [(int(keys[0]), int(keys[-1])), (iteration, iteration)])
+        cur = self.cur
+        if (after is not None and cur and len(cur[-1]) < FACTOR * len(run)
+                and cur[-1].bounds is not None and cur[-1].bounds[-1][1] < iteration):
+            first = cur.pop()   # what push_run would do first, with the search made
+            run = interleave(first, run, [(min(first.bounds[0][0], int(keys[0])),
+                                           max(first.bounds[0][1], int(keys[-1]))),
+                                          (first.bounds[-1][0], iteration)], after)
+        push_run(cur, run, 0)
 
     def commit(self) -> None:
         for run in self.cur:
@@ -268,14 +334,12 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         order = np.argsort(keys, kind="stable")
         rows, w = keys[order], weights[order]
     n = len(rows)
-    w3 = None
-    for run in trace.cur:
-        if w3 is None:
-            w3 = run.weight_sums(rows)
-        else:
-            w3 += run.weight_sums(rows)
-    if w3 is None:
-        w3 = np.zeros(n, dtype=INT64)
+    w3 = np.zeros(n, dtype=INT64)
+    after = None
+    for at, run in enumerate(trace.cur):
+        if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
+            after = run.keys.searchsorted(rows, "right")
+        w3 += run.weight_sums(rows, after)
     found = gather(trace.past, rows)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
@@ -305,9 +369,10 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
                     else:
                         waiting.append(chosen)
     if w.all():
-        trace.append_sorted(rows, i, w)
+        trace.append_sorted(rows, i, w, after)
     else:  # the rows only due now (and any zero weight)
         changed = w != 0
-        trace.append_sorted(rows[changed], i, w[changed])
+        trace.append_sorted(rows[changed], i, w[changed],
+                            None if after is None else after[changed])
     keep = np.flatnonzero(delta)
     return rows[keep], delta[keep].astype(INT64)
