@@ -47,13 +47,13 @@ dict trace at every size tried: the figures are in the README).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from itertools import repeat
 
 from engine import colbatch, lazy
 from engine.colbatch import ColBatch, bounds_of, sort_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
 from engine.trace import Trace, compile_row_functions
+from engine.tracearrays import entries_of, groups_of
 
 FACTOR = 4  # a run merges into the previous one while that is under FACTOR times its size
 #: At commit, a past run also merges into the previous one while that holds
@@ -186,23 +186,6 @@ def make_run(columns: list, iterations, weights, key_column: int,
         iterations = narrow(iterations, bounds[-1] if bounds is not None else None)
         weights = narrow(weights)
     return Run(columns, iterations, weights, key_column, bounds)
-
-
-def shared_ints(column: np.ndarray) -> list[int]:
-    """The column as Python ints, one object per distinct number: ``tolist``
-    makes one per entry (32 bytes each past 256), and the rows a trace's dicts
-    keep repeat their numbers (Andersen's analysis on 200 functions: the dict
-    traces made from runs at commit took 30% less).
-
-    >>> values = shared_ints(np.array([1000, 2000, 1000]))
-    >>> values, values[0] is values[2]
-    ([1000, 2000, 1000], True)
-    """
-    if len(column) < 2:
-        return column.tolist()
-    ordered = np.sort(column)
-    distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-    return list(map(distinct.tolist().__getitem__, distinct.searchsorted(column).tolist()))
 
 
 def interleave(first: Run, second: Run, bounds: list) -> Run:
@@ -443,50 +426,47 @@ class ColumnarTrace:
 
     @classmethod
     def from_trace(cls, trace: Trace) -> ColumnarTrace:
-        """The same entries as the dict ``trace``; :class:`Unfit` if they do not fit."""
+        """The same entries as the dict ``trace`` (read from its dicts in bulk:
+        :mod:`engine.tracearrays`); :class:`Unfit` if they do not fit."""
         new = cls(trace.nested, trace.index)
         new.epoch = trace.epoch
-        for part, spine in ((trace.past_cursor(), new.past), (trace.epoch_cursor(), new.cur)):
-            rows: dict = {}
-            for _key, value, time, weight in part.entries():
-                at = (value, time[-1] if trace.nested else 0)
-                rows[at] = rows.get(at, 0) + weight
-            if rows:
-                push_run(spine, new._entries_run(rows), new.key_column)
+        for store, spine in ((trace.past, new.past), (trace.cur, new._cur)):
+            if not store:
+                continue
+            groups = list(store.values())
+            arity = len(next(iter(groups[0])))
+            new._check_arity(arity)
+            found = entries_of(groups, arity, trace.nested)
+            if found is None:
+                raise Unfit()
+            columns, iterations, weights = found
+            push_run(spine, make_run(columns, iterations, weights, new.key_column),
+                     new.key_column)
         for batch in trace.staged_batches():
             new.append_rows({v: w for values in batch.values() for v, w in values.items()})
         return new
 
     def to_trace(self) -> Trace:
-        """The same entries as a dict :class:`~engine.trace.Trace` (read from
-        the runs' arrays in bulk)."""
-        entries: list = []
-        for spine, epoch in ((self.past, self.epoch - 1), (self.cur, self.epoch)):
-            for run in spine:
-                columns = [shared_ints(c) for c in run.columns]
-                values = list(zip(*columns))
-                keys = [(k,) for k in columns[self.key_column]]
-                entries += zip(keys, values, repeat(epoch), run.iterations.tolist(),
-                               run.weights.tolist())
-        trace = Trace.from_entries(self.nested, self.index, self.epoch, entries)
+        """The same entries as a dict :class:`~engine.trace.Trace` (built from
+        the runs' arrays in bulk: :mod:`engine.tracearrays`)."""
+        trace = Trace(self.nested, self.index)
+        trace.epoch = self.epoch
+        parts = [self.past, self.cur] if self.nested else [self.past + self.cur]
+        for at, spine in enumerate(parts):
+            if not spine:
+                continue
+            run = spine[0] if len(spine) == 1 else merge_runs(spine, self.key_column)
+            if run is None:
+                continue
+            groups = groups_of(run.columns, run.iterations, run.weights, self.key_column,
+                               self.nested)
+            if at:
+                trace.cur = groups
+            else:
+                trace.past = groups
         for batch in self.staged:
             trace.append_rows(batch)
         return trace
-
-    def _entries_run(self, rows: dict) -> Run | None:
-        """A run of ``{(row, iteration): weight}``."""
-        arity = len(next(iter(rows))[0])
-        self._check_arity(arity)
-        try:
-            table = np.array([row for row, _ in rows])
-        except (OverflowError, ValueError, TypeError):
-            raise Unfit() from None
-        if table.dtype != INT64 or table.ndim != 2 or table.shape[1] != arity:
-            raise Unfit()
-        n = len(rows)
-        return make_run([np.ascontiguousarray(table[:, c]) for c in range(arity)],
-                        np.fromiter((j for _, j in rows), dtype=INT64, count=n),
-                        np.fromiter(rows.values(), dtype=INT64, count=n), self.key_column)
 
     def _check_arity(self, arity: int) -> None:
         if self.arity is None:
