@@ -35,7 +35,7 @@ True
 from __future__ import annotations
 
 from array import array
-from itertools import chain
+from itertools import chain, compress
 
 from engine import lazy
 from engine.trace import MASK, SHIFT, encode, history_items
@@ -78,30 +78,31 @@ def entries_of(groups: list, arity: int, nested: bool):
 
 
 def _wide_entries(groups: list, columns: list, nested: bool):
-    """:func:`entries_of` when some history is a dict or past ``int64``: those
-    expanded in Python, the others read whole."""
+    """:func:`entries_of` when some history is a dict (several iterations) or
+    an int past ``int64``: the ints read whole, the others expanded in Python."""
     histories = list(chain.from_iterable(group.values() for group in groups))
     plain = [type(h) is int and -WIDE <= h < WIDE for h in histories]
-    where, more = [], []
-    for at, history in enumerate(histories):
-        if not plain[at]:
-            for j, w in (history_items(history) if nested else [(0, history)]):
-                where.append(at)
-                more.append((j, w))
-    keep = np.flatnonzero(np.array(plain, dtype=bool))
-    codes = np.frombuffer(array("q", (h for h, ok in zip(histories, plain) if ok)),
-                          dtype=INT64)
-    try:
-        more = np.array(more, dtype=INT64).reshape(len(more), 2)
+    codes = np.frombuffer(array("q", compress(histories, plain)), dtype=INT64)
+    read = np.array(plain, dtype=bool)
+    keep, where = np.flatnonzero(read), np.flatnonzero(~read)
+    wide = list(map(histories.__getitem__, where.tolist()))
+    if not nested or not all(type(h) is dict for h in wide):
+        wide = [dict(history_items(h)) if nested else {0: h} for h in wide]
+    try:  # a dict's iterations and weights, all at once
+        more_iterations = np.frombuffer(array("q", chain.from_iterable(wide)), dtype=INT64)
+        more_weights = np.frombuffer(array("q", chain.from_iterable(map(dict.values, wide))),
+                                     dtype=INT64)
     except OverflowError:
         return None
-    where = np.array(where, dtype=np.intp)
+    repeats = list(map(len, wide))
+    where = np.repeat(where, repeats)
     if nested:
         iterations, weights = codes & MASK, codes >> SHIFT
     else:
         iterations, weights = np.zeros(len(codes), dtype=INT64), codes
     return ([np.concatenate([c[keep], c[where]]) for c in columns],
-            np.concatenate([iterations, more[:, 0]]), np.concatenate([weights, more[:, 1]]))
+            np.concatenate([iterations, more_iterations]),
+            np.concatenate([weights, more_weights]))
 
 
 def shared_ints(column) -> list[int]:

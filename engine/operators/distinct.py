@@ -315,7 +315,7 @@ class DistinctTraceNode(Node):
         batch = self.inputs[0].out
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
-                     or (len(batch) >= colbatch.LOOP_ROWS
+                     or (len(batch) >= colbatch.LOOP_ROWS and i >= colbatch.LONG_LOOP
                          and len(self.trace.cur) >= colbatch.SMALL_STATE))):
             # (mid-size batches: only in an epoch that already changed many rows,
             # a chain's; the packed state would stay for the small updates after)

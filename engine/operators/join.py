@@ -308,10 +308,8 @@ class JoinNode(Node):
         if max(left.appended, right.appended) < colbatch.SMALL_STATE:
             return None     # small state: dicts are cheaper (and it would go back at commit)
         if size < colbatch.THRESHOLD and i < colbatch.LONG_LOOP and any(
-                type(t.trace) is Trace and size < t.appended < colbatch.SMALL_STATE
-                for t in self.reads):
-            return None     # a small dict trace would go to runs and back at commit
-            # (~1 µs an entry each way) for a short loop's few rows
+                type(t.trace) is Trace for t in self.reads):
+            return None     # a short loop's dict traces stay dicts (LOOP_ROWS)
         if not (left.columns_ready() and right.columns_ready()):
             return None
         out = []
