@@ -62,7 +62,12 @@ INT64 = "int64"
 #: 1,000-node random graph: batch 2.6 -> 1.2 s, same generation on the depth-10
 #: tree 3.4 -> 2.1 s, their single-fact updates unchanged).
 THRESHOLD = 8192
-#: A join whose traces are runs already takes the columnar path from this size.
+#: A join whose traces are runs already takes the columnar path from this size;
+#: so does one whose other trace is a small dict (under SMALL_STATE) from
+#: iteration LONG_LOOP on, moving that trace to runs (it goes back at commit):
+#: a chain's update loop (a 1,000-node chain's retraction of the edge (121,
+#: 122), ~120 rows over ~880 iterations, made rows of every delta to probe the
+#: edges' dict: 1,998 row joins took 1.7 of the 7.4 s profiled).
 JOIN_ON_RUNS = 16
 #: Distinct Trace moves its trace into packed runs at a batch this large (and
 #: then stays there while it holds SMALL_STATE entries or more: its small
@@ -84,8 +89,8 @@ PLUS_ROWS = 256
 #: iterations, 500,000 paths): see README "Columnar runtime". Only from
 #: iteration LONG_LOOP on.
 LOOP_ROWS = 256
-#: Under THRESHOLD, dict traces (a join's, a Distinct Trace's) move into runs
-#: only from this iteration on: a loop that ran this long is a long one (a
+#: Under THRESHOLD, dict traces (a join's larger than its delta, a Distinct
+#: Trace's) move into runs only from this iteration on: a loop that ran this long is a long one (a
 #: chain's), where the move pays; a short loop's tail does not repay it, and
 #: its state left in runs makes the updates after it slower (closure of a
 #: 200-node random graph, 21 iterations, moved at iteration 9-10: batch 108 ->

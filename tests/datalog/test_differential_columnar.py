@@ -108,6 +108,27 @@ def test_a_chain_goes_columnar_with_mid_size_deltas_once_its_state_is_large():
         assert colbatch.COUNTS["distinct"] > before["distinct"]
 
 
+def test_a_long_update_loop_joins_its_small_deltas_on_columns():
+    """A retraction near the start of a 600-node chain (state in runs after the
+    bulk load) changes ~150 paths an iteration over ~450 iterations: below
+    LOOP_ROWS, but past LONG_LOOP the join moves the small edge trace (in dicts
+    between epochs) to runs and joins on columns (counted), instead of making
+    rows of every delta; then the re-insertion."""
+    edges = [(k, k + 1) for k in range(599)]
+    session = datalog.Program(SIZED).session()
+    session.insert("edge", edges)
+    current = set(edges)
+    for retract in (True, False):
+        before = dict(colbatch.COUNTS)
+        with session.transaction() as tx:
+            (tx.retract if retract else tx.insert)("edge", (150, 151))
+        current = current - {(150, 151)} if retract else current | {(150, 151)}
+        expected = expected_sized(current)
+        for name in ("path", "far", "sg"):
+            assert session.query(name) == expected[name], name
+        assert colbatch.COUNTS["join"] - before["join"] > 300
+
+
 def test_a_short_loop_keeps_its_large_state_in_dicts():
     """Closure of a random graph of 200 nodes and 400 edges: 26,000-odd paths
     in about 20 iterations whose deltas (up to ~7,000 rows) are past LOOP_ROWS
