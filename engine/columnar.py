@@ -83,27 +83,54 @@ class Run:
     ``bounds``: ``(low, high)`` of the key, the other columns and the
     iteration (``None`` if not known), so that a merge packs its sort key
     without scanning the runs; ``sums``: the running sums of the weights
-    (a leading 0), made when first asked for (:meth:`weight_sums`)."""
+    (a leading 0), made when first asked for (:meth:`weight_sums`);
+    ``unique``: whether no key repeats (``None`` until known:
+    :meth:`is_unique`)."""
 
-    __slots__ = ("bounds", "columns", "iterations", "keys", "sums", "weights")
+    __slots__ = ("bounds", "columns", "iterations", "keys", "sums", "unique", "weights")
 
-    def __init__(self, columns: list, iterations, weights, key_column: int, bounds=None):
+    def __init__(self, columns: list, iterations, weights, key_column: int, bounds=None,
+                 unique: bool | None = None):
         self.columns = columns
         self.iterations = iterations
         self.weights = weights
         self.keys = columns[key_column]
         self.bounds = bounds
         self.sums = None
+        self.unique = unique
+
+    def is_unique(self) -> bool:
+        """Whether each key is in one entry (a Distinct's rows at one iteration,
+        a chain's edges by source): then a probe is one ``searchsorted``."""
+        if self.unique is None:
+            keys = self.keys
+            self.unique = bool(len(keys) < 2 or (keys[1:] != keys[:-1]).all())
+        return self.unique
+
+    def find(self, sought: np.ndarray):
+        """``(positions in sought, positions in the run)`` of the sought keys
+        present, for a run of unique keys: one ``searchsorted``, a check."""
+        at = self.keys.searchsorted(sought, "left")
+        mine = np.flatnonzero(self.keys.take(at, mode="clip") == sought)
+        return mine, at[mine]
 
     def weight_sums(self, sought: np.ndarray) -> np.ndarray:
         """The total weight of each of the ``sought`` keys in this run, every
         iteration together: two ``searchsorted`` and the running sums, no
-        expansion of the matches.
+        expansion of the matches (one, for unique keys).
 
         >>> run = Run([np.array([1, 1, 4])], np.array([0, 2, 0]), np.array([1, 2, -1]), 0)
         >>> run.weight_sums(np.array([0, 1, 4])).tolist()
         [0, 3, -1]
+        >>> run = Run([np.array([1, 4])], np.array([0, 0]), np.array([2, -1], dtype="int8"), 0)
+        >>> run.weight_sums(np.array([0, 1, 4, 5])).tolist()
+        [0, 2, -1, 0]
         """
+        if self.is_unique():
+            out = np.zeros(len(sought), dtype=INT64)
+            mine, theirs = self.find(sought)
+            out[mine] = self.weights[theirs]
+            return out
         sums = self.sums
         if sums is None:
             sums = self.sums = np.concatenate(([0], np.cumsum(self.weights)))
@@ -194,6 +221,9 @@ def interleave(first: Run, second: Run, bounds: list) -> Run:
     of equal keys the first's come first, so the merge is where each of the
     second's keys goes among the first's (one ``searchsorted``), no sort."""
     at = first.keys.searchsorted(second.keys, "right")
+    unique = None
+    if first.unique and second.unique:  # and no key of the second in the first
+        unique = not (first.keys.take(at - 1, mode="clip") == second.keys)[at > 0].any()
     at += np.arange(len(second))
     rest = np.ones(len(first) + len(second), dtype=bool)
     rest[at] = False
@@ -204,7 +234,7 @@ def interleave(first: Run, second: Run, bounds: list) -> Run:
         out[rest] = x
         return out
     return Run([mix(first.keys, second.keys)], mix(first.iterations, second.iterations),
-               mix(first.weights, second.weights), 0, bounds)
+               mix(first.weights, second.weights), 0, bounds, unique)
 
 
 def merge_runs(runs: list, key_column: int) -> Run | None:

@@ -38,11 +38,16 @@ np = lazy.module("numpy", globals())
 NO_TIME = (1 << 63) - 1  # the largest int64: no time
 
 
-def probe(sought: np.ndarray, keys: np.ndarray):
+def probe(sought: np.ndarray, run: Run):
     """``(delta index, run index)`` of every pair of an entry of ``sought``
-    with an equal entry of the sorted ``keys``; ``None`` when there is none.
-    When no key matches twice (a run of distinct rows) the pairs are the
-    matching positions themselves, with no expansion."""
+    with an equal key of ``run``; ``None`` when there is none. When no key
+    matches twice (a run of distinct rows) the pairs are the matching
+    positions themselves, with no expansion (and when no key of the run
+    repeats, one ``searchsorted``)."""
+    if run.is_unique():
+        mine, theirs = run.find(sought)
+        return (mine, theirs) if len(mine) else None
+    keys = run.keys
     lo = keys.searchsorted(sought, "left")
     counts = keys.searchsorted(sought, "right") - lo
     total = int(counts.sum())
@@ -77,6 +82,9 @@ class DeltaRun:
         self.keys = self.columns[key_column]
         self.iterations = None
 
+    def is_unique(self) -> bool:
+        return False  # (a delta's keys repeat as they may: probed in full)
+
 
 def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_left: bool,
               pieces: list, i: int | None = None, future=None) -> None:
@@ -91,7 +99,7 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
         delta = DeltaRun(delta, key_column)  # sorted keys: searchsorted walks forward
         sought = delta.keys
     for run in spine:
-        found = probe(sought, run.keys)
+        found = probe(sought, run)
         if found is None:
             continue
         mine, theirs = found
@@ -192,7 +200,7 @@ def gather(spine: list, sought: np.ndarray):
     ``np.add.at`` into ``int64`` from another type took a path 250x slower)."""
     found = []
     for run in spine:
-        pairs = probe(sought, run.keys)
+        pairs = probe(sought, run)
         if pairs is not None:
             mine, theirs = pairs
             found.append((mine, run.iterations[theirs].astype(INT64, copy=False),
@@ -226,7 +234,7 @@ class PackedTrace:
         if len(keys):
             push_run(self.cur, Run([keys], np.full(len(keys), iteration, dtype=INT64),
                                    weights, 0, [(int(keys[0]), int(keys[-1])),
-                                                (iteration, iteration)]), 0)
+                                                (iteration, iteration)], unique=True), 0)
 
     def commit(self) -> None:
         for run in self.cur:
