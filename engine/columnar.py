@@ -159,11 +159,8 @@ def narrow(values: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndar
     dtype('int64')
     """
     low, high = bounds if bounds is not None else (int(values.min()), int(values.max()))
-    for kind in NARROW:
-        limits = np.iinfo(kind)
-        if limits.min <= low and high <= limits.max:
-            return values.astype(kind)
-    return values
+    kind = narrow_kind(low, high)
+    return values if kind == INT64 else values.astype(kind)
 
 
 def make_run(columns: list, iterations, weights, key_column: int,
@@ -227,14 +224,41 @@ def interleave(first: Run, second: Run, bounds: list) -> Run:
     at += np.arange(len(second))
     rest = np.ones(len(first) + len(second), dtype=bool)
     rest[at] = False
+    kinds = (INT64, INT64)
+    if len(rest) >= colbatch.NARROW_ROWS:  # as make_run would: narrow (no sum here)
+        low, high = zip(weight_range(first), weight_range(second))
+        kinds = (narrow_kind(*bounds[-1]), narrow_kind(min(low), max(high)))
 
-    def mix(x, y):
-        out = np.empty(len(rest), dtype=INT64)
+    def mix(x, y, kind=INT64):
+        out = np.empty(len(rest), dtype=kind)
         out[at] = y
         out[rest] = x
         return out
-    return Run([mix(first.keys, second.keys)], mix(first.iterations, second.iterations),
-               mix(first.weights, second.weights), 0, bounds, unique)
+    return Run([mix(first.keys, second.keys)], mix(first.iterations, second.iterations, kinds[0]),
+               mix(first.weights, second.weights, kinds[1]), 0, bounds, unique)
+
+
+def narrow_kind(low: int, high: int) -> str:
+    """The first type of :data:`NARROW` holding ``low`` to ``high`` (else int64).
+
+    >>> narrow_kind(0, 127), narrow_kind(-129, 0), narrow_kind(0, 1 << 40)
+    ('int8', 'int16', 'int64')
+    """
+    for kind in NARROW:
+        limits = np.iinfo(kind)
+        if limits.min <= low and high <= limits.max:
+            return kind
+    return INT64
+
+
+def weight_range(run: Run) -> tuple[int, int]:
+    """``(low, high)`` bounding a run's weights: its narrow type's limits, or
+    (int64) its values'."""
+    weights = run.weights
+    if weights.dtype != INT64:
+        limits = np.iinfo(weights.dtype)
+        return int(limits.min), int(limits.max)
+    return int(weights.min()), int(weights.max())
 
 
 def merge_runs(runs: list, key_column: int) -> Run | None:
