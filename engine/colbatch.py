@@ -62,7 +62,12 @@ INT64 = "int64"
 #: 1,000-node random graph: batch 2.6 -> 1.2 s, same generation on the depth-10
 #: tree 3.4 -> 2.1 s, their single-fact updates unchanged).
 THRESHOLD = 8192
-#: A join whose traces are runs already takes the columnar path from this size.
+#: A join whose traces are runs already takes the columnar path from this size;
+#: so does one whose other trace is a small dict (under SMALL_STATE) from
+#: iteration LONG_LOOP on, moving that trace to runs (it goes back at commit):
+#: a chain's update loop (a 1,000-node chain's retraction of the edge (121,
+#: 122), ~120 rows over ~880 iterations, made rows of every delta to probe the
+#: edges' dict: 1,998 row joins took 1.7 of the 7.4 s profiled).
 JOIN_ON_RUNS = 16
 #: Distinct Trace moves its trace into packed runs at a batch this large (and
 #: then stays there while it holds SMALL_STATE entries or more; its batches
@@ -86,13 +91,17 @@ SMALL_ROWS = 64
 #: 50-150 µs plus little per row; with the state large the loop stays
 #: columnar from there on (no rows made per iteration, the state in runs).
 #: Closure of a 1,000-node chain (~500 rows an iteration over 1,000
-#: iterations, 500,000 paths): see README "Columnar runtime".
+#: iterations, 500,000 paths): see README "Columnar runtime". Only from
+#: iteration LONG_LOOP on.
 LOOP_ROWS = 256
-#: Under THRESHOLD, a join whose other trace is a small dict (under SMALL_STATE
-#: rows, more than the delta) moves it into runs only from this iteration on:
-#: it would go back to dicts at commit, a round trip of ~2 µs an entry that a
-#: short loop's updates do not repay (same generation on a depth-10 tree:
-#: single-fact updates 9 -> 13-21 ms without this) and a long one does.
+#: Under THRESHOLD, dict traces (a join's larger than its delta, a Distinct
+#: Trace's) move into runs only from this iteration on: a loop that ran this long is a long one (a
+#: chain's), where the move pays; a short loop's tail does not repay it, and
+#: its state left in runs makes the updates after it slower (closure of a
+#: 200-node random graph, 21 iterations, moved at iteration 9-10: batch 108 ->
+#: 78 ms CPU, single-fact updates 4.6 -> 1.8 ms median with it kept in dicts;
+#: same generation on a depth-10 tree: single-fact updates 9 -> 13-21 ms when a
+#: small dict trace moved to runs and back at commit).
 LONG_LOOP = 64
 #: At the end of an epoch, a Distinct Trace or join trace in runs holding fewer
 #: entries than this goes back to dicts, where the small deltas of the next

@@ -47,13 +47,13 @@ dict trace at every size tried: the figures are in the README).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from itertools import repeat
 
 from engine import colbatch, lazy
 from engine.colbatch import ColBatch, bounds_of, order_packed, packed_key, unpack_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
 from engine.trace import Trace, compile_row_functions
+from engine.tracearrays import entries_of, groups_of
 
 FACTOR = 4  # a run merges into the previous one while that is under FACTOR times its size
 #: At commit, a past run also merges into the previous one while that holds
@@ -83,17 +83,37 @@ class Run:
     ``bounds``: ``(low, high)`` of the key, the other columns and the
     iteration (``None`` if not known), so that a merge packs its sort key
     without scanning the runs; ``sums``: the running sums of the weights
-    (a leading 0), made when a few keys are first sought (:meth:`weight_sums`)."""
+    (a leading 0), made when a few keys are first sought (:meth:`weight_sums`);
+    ``unique``: whether no key repeats (``None`` until known:
+    :meth:`is_unique`)."""
 
-    __slots__ = ("bounds", "columns", "iterations", "keys", "sums", "weights")
+    __slots__ = ("bounds", "columns", "iterations", "keys", "sums", "unique", "weights")
 
-    def __init__(self, columns: list, iterations, weights, key_column: int, bounds=None):
+    def __init__(self, columns: list, iterations, weights, key_column: int, bounds=None,
+                 unique: bool | None = None):
         self.columns = columns
         self.iterations = iterations
         self.weights = weights
         self.keys = columns[key_column]
         self.bounds = bounds
         self.sums = None
+        self.unique = unique
+
+    def is_unique(self) -> bool:
+        """Whether each key is in one entry (a Distinct's rows at one iteration,
+        a chain's edges by source): then a probe is one ``searchsorted``."""
+        if self.unique is None:
+            keys, head = self.keys, self.keys[:1024]  # (a repeat shows early, mostly)
+            self.unique = bool((head[1:] != head[:-1]).all()
+                               and (keys[1:] != keys[:-1]).all())
+        return self.unique
+
+    def find(self, sought: np.ndarray):
+        """``(positions in sought, positions in the run)`` of the sought keys
+        present, for a run of unique keys: one ``searchsorted``, a check."""
+        at = self.keys.searchsorted(sought, "left")
+        mine = np.flatnonzero(self.keys.take(at, mode="clip") == sought)
+        return mine, at[mine]
 
     def weight_sums(self, sought: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
         """The total weight of each of the ``sought`` keys in this run, every
@@ -102,7 +122,8 @@ class Run:
         hold the same key (a few: one per iteration the key changed at), no
         pass over the whole run. Few keys: two ``searchsorted`` and the
         running sums, made once per run (an update's small batches read the
-        same current runs at every iteration). ``after``:
+        same current runs at every iteration). Unique keys: one search
+        (:meth:`find`). ``after``:
         ``searchsorted(sought, "right")`` already made (for a merge,
         :func:`interleave`): used instead of searching again.
 
@@ -116,6 +137,11 @@ class Run:
         >>> long.weight_sums(np.array([3])).tolist(), long.sums[:4].tolist()   # few: sums
         ([2], [0, 1, 2, 3])
         """
+        if self.is_unique():
+            out = np.zeros(len(sought), dtype=INT64)
+            mine, theirs = self.find(sought)
+            out[mine] = self.weights[theirs]
+            return out
         keys, weights = self.keys, self.weights
         sums = self.sums
         if sums is not None or len(sought) * 16 < len(keys):  # few sought: running sums
@@ -162,11 +188,21 @@ def narrow(values: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndar
     dtype('int64')
     """
     low, high = bounds if bounds is not None else (int(values.min()), int(values.max()))
+    kind = narrow_kind(low, high)
+    return values if kind == INT64 else values.astype(kind)
+
+
+def narrow_kind(low: int, high: int) -> str:
+    """The first type of :data:`NARROW` holding ``low`` to ``high`` (else int64).
+
+    >>> narrow_kind(0, 127), narrow_kind(-129, 0), narrow_kind(0, 1 << 40)
+    ('int8', 'int16', 'int64')
+    """
     for kind in NARROW:
         limits = np.iinfo(kind)
         if limits.min <= low and high <= limits.max:
-            return values.astype(kind)
-    return values
+            return kind
+    return INT64
 
 
 def make_run(columns: list, iterations, weights, key_column: int,
@@ -242,23 +278,6 @@ def make_run(columns: list, iterations, weights, key_column: int,
     return Run(columns, iterations, weights, key_column, bounds)
 
 
-def shared_ints(column: np.ndarray) -> list[int]:
-    """The column as Python ints, one object per distinct number: ``tolist``
-    makes one per entry (32 bytes each past 256), and the rows a trace's dicts
-    keep repeat their numbers (Andersen's analysis on 200 functions: the dict
-    traces made from runs at commit took 30% less).
-
-    >>> values = shared_ints(np.array([1000, 2000, 1000]))
-    >>> values, values[0] is values[2]
-    ([1000, 2000, 1000], True)
-    """
-    if len(column) < 2:
-        return column.tolist()
-    ordered = np.sort(column)
-    distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-    return list(map(distinct.tolist().__getitem__, distinct.searchsorted(column).tolist()))
-
-
 def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = None) -> Run:
     """The merge of two runs of one column whose entries are all at
     different iterations, the first's earlier: no two entries are equal, and
@@ -275,6 +294,9 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
     """
     if at is None:  # (else given: the same search, made by the caller)
         at = first.keys.searchsorted(second.keys, "right")
+    unique = None
+    if first.unique and second.unique:  # and no key of the second in the first
+        unique = not (first.keys.take(at - 1, mode="clip") == second.keys)[at > 0].any()
     at = at + np.arange(len(second))
     n = len(first) + len(second)
     rest = np.ones(n, dtype=bool)
@@ -292,7 +314,7 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
     return Run([mix(first.keys, second.keys, small=False)],
                mix(first.iterations, second.iterations,
                    second.bounds[-1] if second.bounds is not None else None),
-               mix(first.weights, second.weights), 0, bounds)
+               mix(first.weights, second.weights), 0, bounds, unique)
 
 
 def merge_runs(runs: list, key_column: int) -> Run | None:
@@ -514,50 +536,47 @@ class ColumnarTrace:
 
     @classmethod
     def from_trace(cls, trace: Trace) -> ColumnarTrace:
-        """The same entries as the dict ``trace``; :class:`Unfit` if they do not fit."""
+        """The same entries as the dict ``trace`` (read from its dicts in bulk:
+        :mod:`engine.tracearrays`); :class:`Unfit` if they do not fit."""
         new = cls(trace.nested, trace.index)
         new.epoch = trace.epoch
-        for part, spine in ((trace.past_cursor(), new.past), (trace.epoch_cursor(), new.cur)):
-            rows: dict = {}
-            for _key, value, time, weight in part.entries():
-                at = (value, time[-1] if trace.nested else 0)
-                rows[at] = rows.get(at, 0) + weight
-            if rows:
-                push_run(spine, new._entries_run(rows), new.key_column)
+        for store, spine in ((trace.past, new.past), (trace.cur, new._cur)):
+            if not store:
+                continue
+            groups = list(store.values())
+            arity = len(next(iter(groups[0])))
+            new._check_arity(arity)
+            found = entries_of(groups, arity, trace.nested)
+            if found is None:
+                raise Unfit()
+            columns, iterations, weights = found
+            push_run(spine, make_run(columns, iterations, weights, new.key_column),
+                     new.key_column)
         for batch in trace.staged_batches():
             new.append_rows({v: w for values in batch.values() for v, w in values.items()})
         return new
 
     def to_trace(self) -> Trace:
-        """The same entries as a dict :class:`~engine.trace.Trace` (read from
-        the runs' arrays in bulk)."""
-        entries: list = []
-        for spine, epoch in ((self.past, self.epoch - 1), (self.cur, self.epoch)):
-            for run in spine:
-                columns = [shared_ints(c) for c in run.columns]
-                values = list(zip(*columns))
-                keys = [(k,) for k in columns[self.key_column]]
-                entries += zip(keys, values, repeat(epoch), run.iterations.tolist(),
-                               run.weights.tolist())
-        trace = Trace.from_entries(self.nested, self.index, self.epoch, entries)
+        """The same entries as a dict :class:`~engine.trace.Trace` (built from
+        the runs' arrays in bulk: :mod:`engine.tracearrays`)."""
+        trace = Trace(self.nested, self.index)
+        trace.epoch = self.epoch
+        parts = [self.past, self.cur] if self.nested else [self.past + self.cur]
+        for at, spine in enumerate(parts):
+            if not spine:
+                continue
+            run = spine[0] if len(spine) == 1 else merge_runs(spine, self.key_column)
+            if run is None:
+                continue
+            groups = groups_of(run.columns, run.iterations, run.weights, self.key_column,
+                               self.nested)
+            if at:
+                trace.cur = groups
+            else:
+                trace.past = groups
         for batch in self.staged:
             trace.append_rows(batch)
         return trace
-
-    def _entries_run(self, rows: dict) -> Run | None:
-        """A run of ``{(row, iteration): weight}``."""
-        arity = len(next(iter(rows))[0])
-        self._check_arity(arity)
-        try:
-            table = np.array([row for row, _ in rows])
-        except (OverflowError, ValueError, TypeError):
-            raise Unfit() from None
-        if table.dtype != INT64 or table.ndim != 2 or table.shape[1] != arity:
-            raise Unfit()
-        n = len(rows)
-        return make_run([np.ascontiguousarray(table[:, c]) for c in range(arity)],
-                        np.fromiter((j for _, j in rows), dtype=INT64, count=n),
-                        np.fromiter(rows.values(), dtype=INT64, count=n), self.key_column)
 
     def _check_arity(self, arity: int) -> None:
         if self.arity is None:

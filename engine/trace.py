@@ -196,10 +196,25 @@ def merge_histories(target: dict, source: dict) -> None:
             del target[value]
 
 
+#: The loops of each ``("cols", columns)`` index by its columns, compiled once: a trace that
+#: changes kind (dicts <-> runs) mid-loop makes a new trace object each time.
+ROW_FUNCTIONS: dict = {}
+
+
 def compile_row_functions(index) -> dict:
     """Generated loops of a trace kept by ``index`` (a key spec): ``append_rows``
     (a child's current epoch), ``fold_rows`` (a root's past) and ``index_rows``
     (a batch grouped by key)."""
+    if index[0] == "cols":
+        columns = tuple(index[1])
+        found = ROW_FUNCTIONS.get(columns)
+        if found is None:
+            found = ROW_FUNCTIONS[columns] = _compile_row_functions(("cols", columns))
+        return found
+    return _compile_row_functions(index)
+
+
+def _compile_row_functions(index) -> dict:
     env = {"history_add": history_add, "append_wide": _append_wide}
     key = key_expression(index, "row", env)
     lines = [

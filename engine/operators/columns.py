@@ -48,11 +48,16 @@ np = lazy.module("numpy", globals())
 NO_TIME = (1 << 63) - 1  # the largest int64: no time
 
 
-def probe(sought: np.ndarray, keys: np.ndarray):
+def probe(sought: np.ndarray, run: Run):
     """``(delta index, run index)`` of every pair of an entry of ``sought``
-    with an equal entry of the sorted ``keys``; ``None`` when there is none.
-    When no key matches twice (a run of distinct rows) the pairs are the
-    matching positions themselves, with no expansion."""
+    with an equal key of ``run``; ``None`` when there is none. When no key
+    matches twice (a run of distinct rows) the pairs are the matching
+    positions themselves, with no expansion (and when no key of the run
+    repeats, one ``searchsorted``)."""
+    if run.is_unique():
+        mine, theirs = run.find(sought)
+        return (mine, theirs) if len(mine) else None
+    keys = run.keys
     lo = keys.searchsorted(sought, "left")
     return probe_expand(lo, keys.searchsorted(sought, "right") - lo)
 
@@ -62,12 +67,14 @@ def probe(sought: np.ndarray, keys: np.ndarray):
 DISTINCT_PROBE = 1024
 
 
-def probe_sorted(sought: np.ndarray, keys: np.ndarray):
+def probe_sorted(sought: np.ndarray, run: Run):
     """:func:`probe` of a sorted ``sought``: two ``searchsorted`` of each
     distinct key (a closure's delta of 100,000 rows has a few thousand),
     their results repeated over the rows that share it.
 
-    >>> [x.tolist() for x in probe_sorted(np.array([1, 1, 2, 5]), np.array([1, 2, 2, 3]))]
+    >>> ones = np.ones(4, dtype=np.int64)
+    >>> run = Run([np.array([1, 2, 2, 3])], ones - 1, ones, 0)
+    >>> [x.tolist() for x in probe_sorted(np.array([1, 1, 2, 5]), run)]
     [[0, 1, 2, 2], [0, 0, 1, 2]]
     """
     n = len(sought)
@@ -76,7 +83,8 @@ def probe_sorted(sought: np.ndarray, keys: np.ndarray):
     np.not_equal(sought[1:], sought[:-1], out=new[1:])
     starts = np.flatnonzero(new)
     if len(starts) * 2 > n:
-        return probe(sought, keys)
+        return probe(sought, run)
+    keys = run.keys
     distinct = sought[starts]
     lo = keys.searchsorted(distinct, "left")
     counts = keys.searchsorted(distinct, "right") - lo
@@ -127,6 +135,9 @@ class DeltaRun:
         self.keys = self.columns[key_column]
         self.iterations = None
 
+    def is_unique(self) -> bool:
+        return False  # (a delta's keys repeat as they may: probed in full)
+
 
 def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_left: bool,
               pieces: list, i: int | None = None, future=None) -> None:
@@ -142,7 +153,7 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
         sought = delta.keys
     ordered = type(delta) is DeltaRun and len(sought) >= DISTINCT_PROBE
     for run in spine:
-        found = probe_sorted(sought, run.keys) if ordered else probe(sought, run.keys)
+        found = probe_sorted(sought, run) if ordered else probe(sought, run)
         if found is None:
             continue
         mine, theirs = found
@@ -248,7 +259,7 @@ def gather(spine: list, sought: np.ndarray):
     ``np.add.at`` into ``int64`` from another type took a path 250x slower)."""
     found = []
     for run in spine:
-        pairs = probe(sought, run.keys)
+        pairs = probe(sought, run)
         if pairs is not None:
             mine, theirs = pairs
             found.append((mine, run.iterations[theirs].astype(INT64, copy=False),
@@ -284,7 +295,7 @@ class PackedTrace:
         if not len(keys):
             return
         run = Run([keys], np.full(len(keys), iteration, dtype=INT64), weights, 0,
-                  [(int(keys[0]), int(keys[-1])), (iteration, iteration)])
+                  [(int(keys[0]), int(keys[-1])), (iteration, iteration)], unique=True)
         cur = self.cur
         if (after is not None and cur and len(cur[-1]) < FACTOR * len(run)
                 and cur[-1].bounds is not None and cur[-1].bounds[-1][1] < iteration):

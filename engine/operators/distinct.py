@@ -32,7 +32,8 @@ from engine.node import Node
 from engine.operators import rootcols
 from engine.operators.columns import Packing, distinct_step, key_run
 from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_step
-from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add, history_items
+from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add
+from engine.tracearrays import entries_of
 from engine.zset import EMPTY
 
 np = lazy.module("numpy", globals())
@@ -247,18 +248,14 @@ class DistinctTraceNode(Node):
         packed = OverlaidTrace()
         trace = self.trace
         for store, spine in ((trace.past, packed.past), (trace.cur, packed.cur)):
-            rows, iterations, weights = [], [], []
-            for row, history in store.items():
-                for j, w in history_items(history):
-                    rows.append(row)
-                    iterations.append(j)
-                    weights.append(w)
-            keys = self._pack_rows(rows)
+            if not store:
+                continue
+            found = entries_of([store], self.packing.arity, nested=True)  # in bulk
+            keys = None if found is None else self.packing.pack(found[0])
             if keys is None:
                 self.no_columns = True
                 return
-            run = key_run(keys, np.array(iterations, dtype=INT64),
-                          np.array(weights, dtype=INT64)) if rows else None
+            run = key_run(keys, found[1], found[2])
             if run is not None:
                 spine.append(run)
         for j, rows in self.scheduled.items():
@@ -339,7 +336,7 @@ class DistinctTraceNode(Node):
         batch = self.inputs[0].out
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
-                     or (len(batch) >= colbatch.LOOP_ROWS
+                     or (len(batch) >= colbatch.LOOP_ROWS and i >= colbatch.LONG_LOOP
                          and len(self.trace.cur) >= colbatch.SMALL_STATE))):
             # (mid-size batches: only in an epoch that already changed many rows,
             # a chain's; the packed state would stay for the small updates after)

@@ -300,18 +300,18 @@ class JoinNode(Node):
         if not self.on_columns or self.spilled:
             return None
         size = max(len(a), len(b))
-        if size < colbatch.LOOP_ROWS and (
-                size < colbatch.JOIN_ON_RUNS or type(self.left_trace) is Trace
-                or type(self.right_trace) is Trace):
-            return None
+        if size < colbatch.LOOP_ROWS and (size < colbatch.JOIN_ON_RUNS or any(
+                type(t.trace) is Trace and (i < colbatch.LONG_LOOP
+                                            or t.appended >= colbatch.SMALL_STATE)
+                for t in self.reads)):
+            return None     # (in a long loop a small dict trace goes to runs, cheaply)
         left, right = self.reads
         if max(left.appended, right.appended) < colbatch.SMALL_STATE:
             return None     # small state: dicts are cheaper (and it would go back at commit)
         if size < colbatch.THRESHOLD and i < colbatch.LONG_LOOP and any(
-                type(t.trace) is Trace and size < t.appended < colbatch.SMALL_STATE
-                for t in self.reads):
-            return None     # a small dict trace would go to runs and back at commit
-            # (~1 µs an entry each way) for a short loop's few rows
+                type(t.trace) is Trace and t.appended > size for t in self.reads):
+            return None     # a short loop's dict traces larger than its deltas stay
+            # dicts (LONG_LOOP); a smaller one goes to runs, cheaply
         if not (left.columns_ready() and right.columns_ready()):
             return None
         out = []

@@ -87,8 +87,8 @@ def test_columnar_paths_taken_by_default_and_equal_to_plain_loops():
 def test_a_chain_goes_columnar_with_mid_size_deltas_once_its_state_is_large():
     """A 600-node chain (179,700 paths): every iteration's delta has fewer
     than 600 rows, far below colbatch.THRESHOLD, so only the loop rule
-    (colbatch.LOOP_ROWS rows against SMALL_STATE of state) takes the loop
-    columnar (counted), from about the 35th iteration on; then a retraction
+    (colbatch.LOOP_ROWS rows against SMALL_STATE of state, from iteration
+    LONG_LOOP on) takes the loop columnar (counted); then a retraction
     in the middle of the chain (up to 300 changed paths an iteration) and its
     re-insertion, on the state in runs."""
     edges = [(k, k + 1) for k in range(599)]
@@ -106,6 +106,53 @@ def test_a_chain_goes_columnar_with_mid_size_deltas_once_its_state_is_large():
             assert session.query(name) == expected[name], name
         assert colbatch.COUNTS["join"] > before["join"]
         assert colbatch.COUNTS["distinct"] > before["distinct"]
+
+
+def test_a_long_update_loop_joins_its_small_deltas_on_columns():
+    """A retraction near the start of a 600-node chain (state in runs after the
+    bulk load) changes ~150 paths an iteration over ~450 iterations: below
+    LOOP_ROWS, but past LONG_LOOP the join moves the small edge trace (in dicts
+    between epochs) to runs and joins on columns (counted), instead of making
+    rows of every delta; then the re-insertion."""
+    edges = [(k, k + 1) for k in range(599)]
+    session = datalog.Program(SIZED).session()
+    session.insert("edge", edges)
+    current = set(edges)
+    for retract in (True, False):
+        before = dict(colbatch.COUNTS)
+        with session.transaction() as tx:
+            (tx.retract if retract else tx.insert)("edge", (150, 151))
+        current = current - {(150, 151)} if retract else current | {(150, 151)}
+        expected = expected_sized(current)
+        for name in ("path", "far", "sg"):
+            assert session.query(name) == expected[name], name
+        assert colbatch.COUNTS["join"] - before["join"] > 300
+
+
+def test_a_short_loop_keeps_its_large_state_in_dicts():
+    """Closure of a random graph of 200 nodes and 400 edges: 26,000-odd paths
+    in about 20 iterations whose deltas (up to ~7,000 rows) are past LOOP_ROWS
+    but under THRESHOLD: the loop ends before LONG_LOOP, so its state stays in
+    dicts (moved to runs at iteration 9-10 it cost the batch 108 -> 78 ms and
+    left the single-fact updates after it at 4.6 ms instead of 1.8)."""
+    rng = random.Random(13)
+    edges: set = set()
+    while len(edges) < 400:
+        x, y = rng.randrange(200), rng.randrange(200)
+        if x != y:
+            edges.add((x, y))
+    program = datalog.Program(".decl edge(x: number, y: number)\n"
+                              ".decl path(x: number, y: number)\n"
+                              "path(x, y) :- edge(x, y).\n"
+                              "path(x, z) :- path(x, y), edge(y, z).\n")
+    session = program.session()
+    before = dict(colbatch.COUNTS)
+    session.insert("edge", sorted(edges))
+    paths = closure(edges)[1]
+    assert len(paths) >= colbatch.SMALL_STATE
+    assert session.query("path") == paths
+    assert (colbatch.COUNTS["join"], colbatch.COUNTS["distinct"]) == (
+        before["join"], before["distinct"])
 
 
 def test_a_small_update_keeps_a_large_loop_state_in_dicts():
