@@ -240,10 +240,11 @@ class Trace:
     """
 
     __slots__ = ("nested", "past", "cur", "staged", "epoch", "index", "functions",
-                 "ordered")
+                 "ordered", "cursors")
 
     def __init__(self, nested: bool = False, index=None):
         self.nested = nested
+        self.cursors = [None, None]  # the last past and epoch cursors (made again when stale)
         self.ordered = None  # SortedList of past keys, built on first ordered access
         self.past: dict = {}
         self.cur: dict = {}
@@ -314,13 +315,24 @@ class Trace:
     # -- the read API (engine.cursor) ---------------------------------------
 
     def past_cursor(self) -> DictCursor:
-        """A cursor over the finished epochs (times reported at ``epoch - 1``)."""
-        return DictCursor(self.past, self.nested, self.epoch - 1)
+        """A cursor over the finished epochs (times reported at ``epoch - 1``).
+
+        The same cursor is returned until the epoch or the part changes (a
+        loop of one row per iteration asks for it every iteration): a reader
+        seeks it and reads its group before asking the trace again."""
+        cursor = self.cursors[0]
+        if cursor is None or cursor.groups is not self.past or cursor.epoch != self.epoch - 1:
+            cursor = self.cursors[0] = DictCursor(self.past, self.nested, self.epoch - 1)
+        return cursor
 
     def epoch_cursor(self) -> DictCursor:
         """A cursor over the current epoch's appends (child scope; a root
-        trace's current epoch is invisible to readers: empty)."""
-        return DictCursor(self.cur, self.nested, self.epoch)
+        trace's current epoch is invisible to readers: empty); shared as the
+        past one is."""
+        cursor = self.cursors[1]
+        if cursor is None or cursor.groups is not self.cur or cursor.epoch != self.epoch:
+            cursor = self.cursors[1] = DictCursor(self.cur, self.nested, self.epoch)
+        return cursor
 
     @classmethod
     def from_entries(cls, nested: bool, index, epoch: int, entries) -> Trace:
@@ -524,10 +536,11 @@ class ZSetTrace:
     [(2, 1)]
     """
 
-    __slots__ = ("nested", "past", "cur", "staged", "epoch")
+    __slots__ = ("nested", "past", "cur", "staged", "epoch", "cursors")
 
     def __init__(self, nested: bool = False):
         self.nested = nested
+        self.cursors = [None, None]  # the last past and epoch cursors (made again when stale)
         self.past: dict = {}
         self.cur: dict = {}
         self.staged: list = []
@@ -586,12 +599,20 @@ class ZSetTrace:
         self.staged = []
 
     def past_cursor(self) -> DictRowCursor:
-        """A cursor over the finished epochs (times reported at ``epoch - 1``)."""
-        return DictRowCursor(self.past, self.nested, self.epoch - 1)
+        """A cursor over the finished epochs (times reported at ``epoch - 1``);
+        the same one until the epoch or the part changes (a row cursor keeps
+        no position, so sharing it is safe)."""
+        cursor = self.cursors[0]
+        if cursor is None or cursor.rows_ is not self.past or cursor.epoch != self.epoch - 1:
+            cursor = self.cursors[0] = DictRowCursor(self.past, self.nested, self.epoch - 1)
+        return cursor
 
     def epoch_cursor(self) -> DictRowCursor:
         """A cursor over the current epoch's appends (child scope)."""
-        return DictRowCursor(self.cur, self.nested, self.epoch)
+        cursor = self.cursors[1]
+        if cursor is None or cursor.rows_ is not self.cur or cursor.epoch != self.epoch:
+            cursor = self.cursors[1] = DictRowCursor(self.cur, self.nested, self.epoch)
+        return cursor
 
     def size(self) -> int:
         if not self.nested:

@@ -126,7 +126,12 @@ class TraceNode(Node):
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 1:
-            self._append(self.inputs[0].out, time)
+            batch = self.inputs[0].out
+            if type(self.trace) is Trace and self.columnar is None and type(batch) is not ColBatch:
+                self.appended += len(batch)  # rows into dicts (_append's common case)
+                self.trace.append_rows(batch, time)
+            else:
+                self._append(batch, time)
             return
         if not self.trace.nested:
             self._append(self.inputs[0].out, 0)
@@ -495,13 +500,29 @@ class NestedJoinNode(JoinNode):
 
     def evaluate(self, i: int) -> None:
         heap = self.heap
+        a, b = self.inputs[0].out, self.inputs[1].out
+        if ((heap and heap[0] == i) or self.spilled or len(a) >= colbatch.JOIN_ON_RUNS
+                or len(b) >= colbatch.JOIN_ON_RUNS):
+            self.evaluate_general(i, a, b)
+            return
+        # a few rows and nothing due now (a loop of one row per iteration):
+        # never columns (columns_of), so straight to the row loops
+        if not a and not b:
+            self.out = EMPTY
+            return
+        out: dict = {}
+        self.join_rows(out, a, b, i)
+        self.out = out or EMPTY
+
+    def evaluate_general(self, i: int, a, b) -> None:
+        """``evaluate`` with output due now, large deltas or spilled traces."""
+        heap = self.heap
         out = None
         pieces: list = []
         if heap and heap[0] == i:
             heapq.heappop(heap)
             out = self.future.pop(i, None)
             pieces = self.columns_later.pop(i, [])
-        a, b = self.inputs[0].out, self.inputs[1].out
         found = self.columns_of(a, b, i) if self.on_columns and (a or b) else None
         if found is not None:
             self.join_columns(pieces, found[0], found[1], i)
@@ -516,13 +537,19 @@ class NestedJoinNode(JoinNode):
             return
         if out is None:
             out = {}
-        if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
+        self.join_rows(out, a, b, i)
+        self.out = out or EMPTY
+
+    def join_rows(self, out: dict, a, b, i: int) -> None:
+        """The pairs of the row deltas ``a`` and ``b`` at ``(e, i)`` into ``out``
+        (those of later iterations into ``future``)."""
+        left, right = self.reads[0].trace, self.reads[1].trace
+        if self.compiled_for != (type(left), type(right)):
             self.prepare()
         if self.spilled:
             self.join_spilled(out, a, b, i)
         fns = self.functions
         bucket = self.bucket
-        left, right = self.left_trace, self.right_trace
         if a:
             cursor = right.epoch_cursor()
             if cursor:
@@ -539,4 +566,3 @@ class NestedJoinNode(JoinNode):
             cursor = left.past_cursor()
             if cursor:
                 fns["right_timed"](out, b, cursor, i, bucket)
-        self.out = out or EMPTY
