@@ -220,19 +220,40 @@ def compile_join(combine: Callable, stages, left_index, right_index,
     the sources of the cursors it reads: ``left_<kind>`` iterates a left delta
     against a cursor of the right side (read with ``left_sources[kind]``),
     ``right_<kind>`` a right delta against the left side. Kinds: ``delta``
-    (an indexed delta, read as ``plain``), ``plain``, ``total``, ``timed``."""
+    (an indexed delta, read as ``plain``), ``plain``, ``total``, ``timed``;
+    in a child also ``nested`` (``total`` and ``timed`` in one call, given
+    the other side's trace)."""
     env: dict = {"combine": combine}
     lines: list[str] = []
     names = []
     for side, index, sources in (("left", left_index, left_sources),
                                  ("right", right_index, right_sources)):
+        bodies = {}
         for kind, source in sources.items():
             name = f"{side}_{kind}"
             names.append(name)
             env.update(source.names())
-            lines += _delta_function(name, side, "plain" if kind == "delta" else kind,
-                                     source, index, stages, env)
+            bodies[kind] = _delta_function(name, side, "plain" if kind == "delta" else kind,
+                                           source, index, stages, env)
+            lines += bodies[kind]
+        if "timed" in bodies:
+            names.append(f"{side}_nested")
+            lines += _nested_function(f"{side}_nested", bodies["total"], bodies["timed"])
     return build_functions(names, lines, env)
+
+
+def _nested_function(name: str, total: list[str], timed: list[str]) -> list[str]:
+    """Source of ``name(target, rows, trace, i, future)``: the ``total`` and
+    ``timed`` loops (:func:`_delta_function`) of one side in one call, against
+    the other side's ``trace`` (its current epoch, then its past): a few rows
+    per iteration pay one call for both."""
+    lines = [f"def {name}(target, rows, trace, i, future):",
+             "    cursor = trace.epoch_cursor()",
+             "    if cursor:"]
+    lines += ["    " + line for line in total[1:]]
+    lines += ["    cursor = trace.past_cursor()", "    if cursor:"]
+    lines += ["    " + line for line in timed[1:]]
+    return lines
 
 
 def read_sources(trace: Trace, nested: bool) -> dict:
@@ -511,7 +532,10 @@ class NestedJoinNode(JoinNode):
             self.out = EMPTY
             return
         out: dict = {}
-        self.join_rows(out, a, b, i)
+        if b or self.compiled_for != (type(self.reads[0].trace), type(self.reads[1].trace)):
+            self.join_rows(out, a, b, i)
+        else:  # the left side only (a loop's fed-back rows)
+            self.functions["left_nested"](out, a, self.reads[1].trace, i, self.bucket)
         self.out = out or EMPTY
 
     def evaluate_general(self, i: int, a, b) -> None:
@@ -549,20 +573,9 @@ class NestedJoinNode(JoinNode):
         if self.spilled:
             self.join_spilled(out, a, b, i)
         fns = self.functions
-        bucket = self.bucket
         if a:
-            cursor = right.epoch_cursor()
-            if cursor:
-                fns["left_total"](out, a, cursor)
-            cursor = right.past_cursor()
-            if cursor:
-                fns["left_timed"](out, a, cursor, i, bucket)
+            fns["left_nested"](out, a, right, i, self.bucket)
             if b:
                 self.both_deltas(out, a, b)
         if b:
-            cursor = left.epoch_cursor()
-            if cursor:
-                fns["right_total"](out, b, cursor)
-            cursor = left.past_cursor()
-            if cursor:
-                fns["right_timed"](out, b, cursor, i, bucket)
+            fns["right_nested"](out, b, left, i, self.bucket)
