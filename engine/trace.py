@@ -664,6 +664,9 @@ class DictSource(CursorSource):
     def __init__(self, nested: bool):
         self.nested = nested
 
+    def nonempty(self, cursor: str) -> str:
+        return f"{cursor}.groups"
+
     def bind(self, cursor: str, prefix: str, keys: str = "()") -> list[str]:
         return [f"    {prefix}get = {cursor}.groups.get"]
 

@@ -321,10 +321,13 @@ class DistinctTraceNode(Node):
                 and not (heap and heap[0] == i)):
             # a few rows (never packed for) and none scheduled now: a loop of
             # one row per iteration comes here
-            if batch:
-                self.evaluate_rows(i, batch, batch)
-            else:
+            if not batch:
                 self.out = EMPTY
+            elif i > MAX_PACKED or self.trace.past:
+                self.evaluate_rows(i, batch, batch)
+            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop)
+                out, self.fresh = self.functions["no_past"](batch, self.trace.epoch_cursor(), i)
+                self.out = out or EMPTY
             return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS

@@ -127,9 +127,10 @@ class TraceNode(Node):
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 1:
             batch = self.inputs[0].out
-            if type(self.trace) is Trace and self.columnar is None and type(batch) is not ColBatch:
+            trace = self.trace
+            if type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch:
                 self.appended += len(batch)  # rows into dicts (_append's common case)
-                self.trace.append_rows(batch, time)
+                trace.append_rows(batch, time)
             else:
                 self._append(batch, time)
             return
@@ -238,20 +239,23 @@ def compile_join(combine: Callable, stages, left_index, right_index,
             lines += bodies[kind]
         if "timed" in bodies:
             names.append(f"{side}_nested")
-            lines += _nested_function(f"{side}_nested", bodies["total"], bodies["timed"])
+            lines += _nested_function(f"{side}_nested", bodies["total"], bodies["timed"],
+                                      sources["total"], sources["timed"])
     return build_functions(names, lines, env)
 
 
-def _nested_function(name: str, total: list[str], timed: list[str]) -> list[str]:
+def _nested_function(name: str, total: list[str], timed: list[str], current,
+                     past) -> list[str]:
     """Source of ``name(target, rows, trace, i, future)``: the ``total`` and
     ``timed`` loops (:func:`_delta_function`) of one side in one call, against
-    the other side's ``trace`` (its current epoch, then its past): a few rows
-    per iteration pay one call for both."""
+    the other side's ``trace`` (its current epoch, read with the source
+    ``current``, then its past, with ``past``): a few rows per iteration pay
+    one call for both."""
     lines = [f"def {name}(target, rows, trace, i, future):",
              "    cursor = trace.epoch_cursor()",
-             "    if cursor:"]
+             f"    if {current.nonempty('cursor')}:"]
     lines += ["    " + line for line in total[1:]]
-    lines += ["    cursor = trace.past_cursor()", "    if cursor:"]
+    lines += ["    cursor = trace.past_cursor()", f"    if {past.nonempty('cursor')}:"]
     lines += ["    " + line for line in timed[1:]]
     return lines
 
