@@ -230,7 +230,33 @@ def _append_wide(cur: dict, batch: Mapping, iteration: int, key_of) -> None:
             group[row] = history
 
 
-class Trace:
+class _Parts:
+    """A trace's two parts, ``past`` and ``cur`` (dicts), and the last cursor
+    made over each (``cursors``): replacing a part drops its cursor, which
+    would otherwise keep the old dict (a whole epoch's entries) alive."""
+
+    __slots__ = ()
+
+    @property
+    def past(self) -> dict:
+        return self._past
+
+    @past.setter
+    def past(self, value: dict) -> None:
+        self._past = value
+        self.cursors[0] = None
+
+    @property
+    def cur(self) -> dict:
+        return self._cur
+
+    @cur.setter
+    def cur(self, value: dict) -> None:
+        self._cur = value
+        self.cursors[1] = None
+
+
+class Trace(_Parts):
     """History of an indexed Z-set: key -> value -> time -> weight (module docstring).
 
     ``nested`` is False in the root circuit (times are epochs) and True in a
@@ -239,15 +265,15 @@ class Trace:
     row batches (``append_rows``) and keys them itself.
     """
 
-    __slots__ = ("nested", "past", "cur", "staged", "epoch", "index", "functions",
+    __slots__ = ("nested", "_past", "_cur", "staged", "epoch", "index", "functions",
                  "ordered", "cursors")
 
     def __init__(self, nested: bool = False, index=None):
         self.nested = nested
         self.cursors = [None, None]  # the last past and epoch cursors (made again when stale)
         self.ordered = None  # SortedList of past keys, built on first ordered access
-        self.past: dict = {}
-        self.cur: dict = {}
+        self.past = {}
+        self.cur = {}
         self.staged: list = []  # root scope: (is_rows, batch) of the current epoch
         self.epoch = 0
         self.index = index
@@ -304,7 +330,7 @@ class Trace:
         if not batch:
             return
         if self.nested:
-            self.functions["append_rows"](self.cur, batch, iteration)
+            self.functions["append_rows"](self._cur, batch, iteration)
         else:
             self.staged.append((True, batch))
 
@@ -321,8 +347,8 @@ class Trace:
         loop of one row per iteration asks for it every iteration): a reader
         seeks it and reads its group before asking the trace again."""
         cursor = self.cursors[0]
-        if cursor is None or cursor.groups is not self.past or cursor.epoch != self.epoch - 1:
-            cursor = self.cursors[0] = DictCursor(self.past, self.nested, self.epoch - 1)
+        if cursor is None or cursor.groups is not self._past or cursor.epoch != self.epoch - 1:
+            cursor = self.cursors[0] = DictCursor(self._past, self.nested, self.epoch - 1)
         return cursor
 
     def epoch_cursor(self) -> DictCursor:
@@ -330,8 +356,8 @@ class Trace:
         trace's current epoch is invisible to readers: empty); shared as the
         past one is."""
         cursor = self.cursors[1]
-        if cursor is None or cursor.groups is not self.cur or cursor.epoch != self.epoch:
-            cursor = self.cursors[1] = DictCursor(self.cur, self.nested, self.epoch)
+        if cursor is None or cursor.groups is not self._cur or cursor.epoch != self.epoch:
+            cursor = self.cursors[1] = DictCursor(self._cur, self.nested, self.epoch)
         return cursor
 
     @classmethod
@@ -528,7 +554,7 @@ class Trace:
         return sum(1 for _ in self.entries())
 
 
-class ZSetTrace:
+class ZSetTrace(_Parts):
     """History of a Z-set: row -> time -> weight (a :class:`Trace` without keys).
 
     >>> t = ZSetTrace(nested=True)
@@ -536,13 +562,13 @@ class ZSetTrace:
     [(2, 1)]
     """
 
-    __slots__ = ("nested", "past", "cur", "staged", "epoch", "cursors")
+    __slots__ = ("nested", "_past", "_cur", "staged", "epoch", "cursors")
 
     def __init__(self, nested: bool = False):
         self.nested = nested
         self.cursors = [None, None]  # the last past and epoch cursors (made again when stale)
-        self.past: dict = {}
-        self.cur: dict = {}
+        self.past = {}
+        self.cur = {}
         self.staged: list = []
         self.epoch = 0
 
@@ -603,15 +629,15 @@ class ZSetTrace:
         the same one until the epoch or the part changes (a row cursor keeps
         no position, so sharing it is safe)."""
         cursor = self.cursors[0]
-        if cursor is None or cursor.rows_ is not self.past or cursor.epoch != self.epoch - 1:
-            cursor = self.cursors[0] = DictRowCursor(self.past, self.nested, self.epoch - 1)
+        if cursor is None or cursor.rows_ is not self._past or cursor.epoch != self.epoch - 1:
+            cursor = self.cursors[0] = DictRowCursor(self._past, self.nested, self.epoch - 1)
         return cursor
 
     def epoch_cursor(self) -> DictRowCursor:
         """A cursor over the current epoch's appends (child scope)."""
         cursor = self.cursors[1]
-        if cursor is None or cursor.rows_ is not self.cur or cursor.epoch != self.epoch:
-            cursor = self.cursors[1] = DictRowCursor(self.cur, self.nested, self.epoch)
+        if cursor is None or cursor.rows_ is not self._cur or cursor.epoch != self.epoch:
+            cursor = self.cursors[1] = DictRowCursor(self._cur, self.nested, self.epoch)
         return cursor
 
     def size(self) -> int:

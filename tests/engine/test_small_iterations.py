@@ -129,6 +129,34 @@ def test_cursors_are_made_again_when_the_trace_moves_on():
     assert rows.past_cursor().weight((1,)) == 1 and not rows.epoch_cursor()
 
 
+def held(trace) -> bool:
+    """Whether every cursor ``trace`` keeps reads one of its current parts."""
+    parts = [cursor.groups if isinstance(trace, Trace) else cursor.rows_
+             for cursor in trace.cursors if cursor is not None]
+    return all(part is trace.past or part is trace.cur for part in parts)
+
+
+def test_a_trace_keeps_no_cursor_over_a_part_it_replaced():
+    # a cursor over a replaced part would keep that dict (an epoch's entries) alive
+    for trace in (Trace(nested=True, index=("cols", (0,))), ZSetTrace(nested=True)):
+        rows = {(1, 2): 1} if isinstance(trace, Trace) else {(1,): 1}
+        add = trace.append_rows if isinstance(trace, Trace) else trace.append
+
+        for epoch in range(3):   # the second and third commits merge into a past
+            trace.past_cursor(), trace.epoch_cursor()
+            add(rows, iteration=epoch)
+            trace.epoch_cursor()
+            trace.commit()
+            assert held(trace), epoch
+        trace.epoch_cursor()
+        add(rows, iteration=1)
+        trace.rollback()
+        assert held(trace)
+        trace.past_cursor(), trace.epoch_cursor()
+        trace.past, trace.cur = {}, {}   # as an operator moving its state to runs does
+        assert held(trace) and trace.cursors == [None, None]
+
+
 def counter_circuit(extra: bool = False):
     """``c(n + 1) :- c(n), bound(b), n < b.`` over the sources ``c`` (the seed)
     and ``bound``: a child with a join, a plus of an Import and the join's
