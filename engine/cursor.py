@@ -185,6 +185,11 @@ class CursorSource(ABC):
         """Globals the fragments use, for the generated code's namespace."""
         return {}
 
+    def nonempty(self, cursor: str) -> str:
+        """An expression: whether ``cursor``'s part holds anything (by
+        default the cursor's truth)."""
+        return cursor
+
     @abstractmethod
     def bind(self, cursor: str, prefix: str, keys: str = "()") -> list[str]:
         """Lines (at function level) preparing to read ``cursor``; ``keys`` is

@@ -10,10 +10,7 @@ For a child of a counter ``c(n + 1) :- c(n), bound(b), n < b.``::
     def iteration(i):
         n0.out = n0.held              # Feedback c: what its source gave at i - 1
         e2(i)                         # the join (it may hold work: always evaluated)
-        if n1.out:                    # plus: quiet; its other input, an Import, is empty
-            e4(i)
-        else:
-            n2.out = EMPTY
+        n2.out = n1.out or EMPTY      # plus: its other input, an Import, is empty
         e5(i)                         # distinct_trace
         n0.held = n3.out or EMPTY     # the iteration is over: the Feedback keeps it
         if n0.out: s1(1, i)           # the trace of c appends the batch
@@ -22,7 +19,8 @@ For a child of a counter ``c(n + 1) :- c(n), bound(b), n < b.``::
 
 What it leaves out is what the generic loop would skip: Imports (empty after
 iteration 0), ``quiet`` nodes whose inputs are all empty (no code at all when
-every input is an Import), their ``clock_stop(1, i)`` likewise. Nodes that may
+every input is an Import), their ``clock_stop(1, i)`` likewise; a plus
+(``sum_of_inputs``) with one input that is not an Import is that input. Nodes that may
 hold work for a later iteration are always evaluated; the circuit asks them
 for it (``pending()``) between iterations, only when no Feedback carries data.
 A failing ``evaluate`` is found from the line of the traceback
@@ -86,6 +84,10 @@ class Iteration:
             live = [source for source in inputs if id(source) not in empty]
             if not live:
                 lines.append(f"    {name(node)}.out = EMPTY")
+                continue
+            if len(live) == 1 and getattr(node, "sum_of_inputs", False):
+                # a plus whose other inputs are Imports: its one live input
+                lines.append(f"    {name(node)}.out = {name(live[0])}.out or EMPTY")
                 continue
             lines.append("    if " + " or ".join(f"{name(s)}.out" for s in live) + ":")
             for text in call:

@@ -280,7 +280,33 @@ def _append_wide(cur: dict, batch: Mapping, iteration: int, key_of) -> None:
             group[row] = history
 
 
-class Trace:
+class _Parts:
+    """A trace's two parts, ``past`` and ``cur`` (dicts), and the last cursor
+    made over each (``cursors``): replacing a part drops its cursor, which
+    would otherwise keep the old dict (a whole epoch's entries) alive."""
+
+    __slots__ = ()
+
+    @property
+    def past(self) -> dict:
+        return self._past
+
+    @past.setter
+    def past(self, value: dict) -> None:
+        self._past = value
+        self.cursors[0] = None
+
+    @property
+    def cur(self) -> dict:
+        return self._cur
+
+    @cur.setter
+    def cur(self, value: dict) -> None:
+        self._cur = value
+        self.cursors[1] = None
+
+
+class Trace(_Parts):
     """History of an indexed Z-set: key -> value -> time -> weight (module docstring).
 
     ``nested`` is False in the root circuit (times are epochs) and True in a
@@ -289,14 +315,15 @@ class Trace:
     row batches (``append_rows``) and keys them itself.
     """
 
-    __slots__ = ("nested", "past", "cur", "staged", "epoch", "index", "functions",
-                 "ordered")
+    __slots__ = ("nested", "_past", "_cur", "staged", "epoch", "index", "functions",
+                 "ordered", "cursors")
 
     def __init__(self, nested: bool = False, index=None):
         self.nested = nested
+        self.cursors = [None, None]  # the last past and epoch cursors (made again when stale)
         self.ordered = None  # SortedList of past keys, built on first ordered access
-        self.past: dict = {}
-        self.cur: dict = {}
+        self.past = {}
+        self.cur = {}
         self.staged: list = []  # root scope: (is_rows, batch) of the current epoch
         self.epoch = 0
         self.index = index
@@ -353,7 +380,7 @@ class Trace:
         if not batch:
             return
         if self.nested:
-            self.functions["append_rows"](self.cur, batch, iteration)
+            self.functions["append_rows"](self._cur, batch, iteration)
         else:
             self.staged.append((True, batch))
 
@@ -364,13 +391,24 @@ class Trace:
     # -- the read API (engine.cursor) ---------------------------------------
 
     def past_cursor(self) -> DictCursor:
-        """A cursor over the finished epochs (times reported at ``epoch - 1``)."""
-        return DictCursor(self.past, self.nested, self.epoch - 1)
+        """A cursor over the finished epochs (times reported at ``epoch - 1``).
+
+        The same cursor is returned until the epoch or the part changes (a
+        loop of one row per iteration asks for it every iteration): a reader
+        seeks it and reads its group before asking the trace again."""
+        cursor = self.cursors[0]
+        if cursor is None or cursor.groups is not self._past or cursor.epoch != self.epoch - 1:
+            cursor = self.cursors[0] = DictCursor(self._past, self.nested, self.epoch - 1)
+        return cursor
 
     def epoch_cursor(self) -> DictCursor:
         """A cursor over the current epoch's appends (child scope; a root
-        trace's current epoch is invisible to readers: empty)."""
-        return DictCursor(self.cur, self.nested, self.epoch)
+        trace's current epoch is invisible to readers: empty); shared as the
+        past one is."""
+        cursor = self.cursors[1]
+        if cursor is None or cursor.groups is not self._cur or cursor.epoch != self.epoch:
+            cursor = self.cursors[1] = DictCursor(self._cur, self.nested, self.epoch)
+        return cursor
 
     @classmethod
     def from_entries(cls, nested: bool, index, epoch: int, entries) -> Trace:
@@ -566,7 +604,7 @@ class Trace:
         return sum(1 for _ in self.entries())
 
 
-class ZSetTrace:
+class ZSetTrace(_Parts):
     """History of a Z-set: row -> time -> weight (a :class:`Trace` without keys).
 
     >>> t = ZSetTrace(nested=True)
@@ -574,12 +612,13 @@ class ZSetTrace:
     [(2, 1)]
     """
 
-    __slots__ = ("nested", "past", "cur", "staged", "epoch")
+    __slots__ = ("nested", "_past", "_cur", "staged", "epoch", "cursors")
 
     def __init__(self, nested: bool = False):
         self.nested = nested
-        self.past: dict = {}
-        self.cur: dict = {}
+        self.cursors = [None, None]  # the last past and epoch cursors (made again when stale)
+        self.past = {}
+        self.cur = {}
         self.staged: list = []
         self.epoch = 0
 
@@ -636,12 +675,20 @@ class ZSetTrace:
         self.staged = []
 
     def past_cursor(self) -> DictRowCursor:
-        """A cursor over the finished epochs (times reported at ``epoch - 1``)."""
-        return DictRowCursor(self.past, self.nested, self.epoch - 1)
+        """A cursor over the finished epochs (times reported at ``epoch - 1``);
+        the same one until the epoch or the part changes (a row cursor keeps
+        no position, so sharing it is safe)."""
+        cursor = self.cursors[0]
+        if cursor is None or cursor.rows_ is not self._past or cursor.epoch != self.epoch - 1:
+            cursor = self.cursors[0] = DictRowCursor(self._past, self.nested, self.epoch - 1)
+        return cursor
 
     def epoch_cursor(self) -> DictRowCursor:
         """A cursor over the current epoch's appends (child scope)."""
-        return DictRowCursor(self.cur, self.nested, self.epoch)
+        cursor = self.cursors[1]
+        if cursor is None or cursor.rows_ is not self._cur or cursor.epoch != self.epoch:
+            cursor = self.cursors[1] = DictRowCursor(self._cur, self.nested, self.epoch)
+        return cursor
 
     def size(self) -> int:
         if not self.nested:
@@ -692,6 +739,9 @@ class DictSource(CursorSource):
 
     def __init__(self, nested: bool):
         self.nested = nested
+
+    def nonempty(self, cursor: str) -> str:
+        return f"{cursor}.groups"
 
     def bind(self, cursor: str, prefix: str, keys: str = "()") -> list[str]:
         return [f"    {prefix}get = {cursor}.groups.get"]

@@ -334,6 +334,19 @@ class DistinctTraceNode(Node):
 
     def evaluate(self, i: int) -> None:
         batch = self.inputs[0].out
+        heap = self.heap
+        if (self.packed is None and len(batch) < colbatch.LOOP_ROWS
+                and not (heap and heap[0] == i)):
+            # a few rows (never packed for) and none scheduled now: a loop of
+            # one row per iteration comes here
+            if not batch:
+                self.out = EMPTY
+            elif i > MAX_PACKED or self.trace.past:
+                self.evaluate_rows(i, batch, batch)
+            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop)
+                out, self.fresh = self.functions["no_past"](batch, self.trace.epoch_cursor(), i)
+                self.out = out or EMPTY
+            return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
                      or (len(batch) >= colbatch.LOOP_ROWS and i >= colbatch.LONG_LOOP
@@ -355,6 +368,11 @@ class DistinctTraceNode(Node):
         if not rows:
             self.out = EMPTY
             return
+        self.evaluate_rows(i, rows, batch)
+
+    def evaluate_rows(self, i: int, rows, batch) -> None:
+        """The formula for ``rows`` (the batch and the rows due at ``i``) on
+        the dict trace."""
         trace = self.trace
         self.fresh = False
         past = trace.past_cursor()

@@ -126,7 +126,13 @@ class TraceNode(Node):
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 1:
-            self._append(self.inputs[0].out, time)
+            batch = self.inputs[0].out
+            trace = self.trace
+            if type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch:
+                self.appended += len(batch)  # rows into dicts (_append's common case)
+                trace.append_rows(batch, time)
+            else:
+                self._append(batch, time)
             return
         if not self.trace.nested:
             self._append(self.inputs[0].out, 0)
@@ -215,19 +221,43 @@ def compile_join(combine: Callable, stages, left_index, right_index,
     the sources of the cursors it reads: ``left_<kind>`` iterates a left delta
     against a cursor of the right side (read with ``left_sources[kind]``),
     ``right_<kind>`` a right delta against the left side. Kinds: ``delta``
-    (an indexed delta, read as ``plain``), ``plain``, ``total``, ``timed``."""
+    (an indexed delta, read as ``plain``), ``plain``, ``total``, ``timed``;
+    in a child also ``nested`` (``total`` and ``timed`` in one call, given
+    the other side's trace)."""
     env: dict = {"combine": combine}
     lines: list[str] = []
     names = []
     for side, index, sources in (("left", left_index, left_sources),
                                  ("right", right_index, right_sources)):
+        bodies = {}
         for kind, source in sources.items():
             name = f"{side}_{kind}"
             names.append(name)
             env.update(source.names())
-            lines += _delta_function(name, side, "plain" if kind == "delta" else kind,
-                                     source, index, stages, env)
+            bodies[kind] = _delta_function(name, side, "plain" if kind == "delta" else kind,
+                                           source, index, stages, env)
+            lines += bodies[kind]
+        if "timed" in bodies:
+            names.append(f"{side}_nested")
+            lines += _nested_function(f"{side}_nested", bodies["total"], bodies["timed"],
+                                      sources["total"], sources["timed"])
     return build_functions(names, lines, env)
+
+
+def _nested_function(name: str, total: list[str], timed: list[str], current,
+                     past) -> list[str]:
+    """Source of ``name(target, rows, trace, i, future)``: the ``total`` and
+    ``timed`` loops (:func:`_delta_function`) of one side in one call, against
+    the other side's ``trace`` (its current epoch, read with the source
+    ``current``, then its past, with ``past``): a few rows per iteration pay
+    one call for both."""
+    lines = [f"def {name}(target, rows, trace, i, future):",
+             "    cursor = trace.epoch_cursor()",
+             f"    if {current.nonempty('cursor')}:"]
+    lines += ["    " + line for line in total[1:]]
+    lines += ["    cursor = trace.past_cursor()", f"    if {past.nonempty('cursor')}:"]
+    lines += ["    " + line for line in timed[1:]]
+    return lines
 
 
 def read_sources(trace: Trace, nested: bool) -> dict:
@@ -495,13 +525,32 @@ class NestedJoinNode(JoinNode):
 
     def evaluate(self, i: int) -> None:
         heap = self.heap
+        a, b = self.inputs[0].out, self.inputs[1].out
+        if ((heap and heap[0] == i) or self.spilled or len(a) >= colbatch.JOIN_ON_RUNS
+                or len(b) >= colbatch.JOIN_ON_RUNS):
+            self.evaluate_general(i, a, b)
+            return
+        # a few rows and nothing due now (a loop of one row per iteration):
+        # never columns (columns_of), so straight to the row loops
+        if not a and not b:
+            self.out = EMPTY
+            return
+        out: dict = {}
+        if b or self.compiled_for != (type(self.reads[0].trace), type(self.reads[1].trace)):
+            self.join_rows(out, a, b, i)
+        else:  # the left side only (a loop's fed-back rows)
+            self.functions["left_nested"](out, a, self.reads[1].trace, i, self.bucket)
+        self.out = out or EMPTY
+
+    def evaluate_general(self, i: int, a, b) -> None:
+        """``evaluate`` with output due now, large deltas or spilled traces."""
+        heap = self.heap
         out = None
         pieces: list = []
         if heap and heap[0] == i:
             heapq.heappop(heap)
             out = self.future.pop(i, None)
             pieces = self.columns_later.pop(i, [])
-        a, b = self.inputs[0].out, self.inputs[1].out
         found = self.columns_of(a, b, i) if self.on_columns and (a or b) else None
         if found is not None:
             self.join_columns(pieces, found[0], found[1], i)
@@ -516,27 +565,21 @@ class NestedJoinNode(JoinNode):
             return
         if out is None:
             out = {}
-        if self.compiled_for != (type(self.left_trace), type(self.right_trace)):
+        self.join_rows(out, a, b, i)
+        self.out = out or EMPTY
+
+    def join_rows(self, out: dict, a, b, i: int) -> None:
+        """The pairs of the row deltas ``a`` and ``b`` at ``(e, i)`` into ``out``
+        (those of later iterations into ``future``)."""
+        left, right = self.reads[0].trace, self.reads[1].trace
+        if self.compiled_for != (type(left), type(right)):
             self.prepare()
         if self.spilled:
             self.join_spilled(out, a, b, i)
         fns = self.functions
-        bucket = self.bucket
-        left, right = self.left_trace, self.right_trace
         if a:
-            cursor = right.epoch_cursor()
-            if cursor:
-                fns["left_total"](out, a, cursor)
-            cursor = right.past_cursor()
-            if cursor:
-                fns["left_timed"](out, a, cursor, i, bucket)
+            fns["left_nested"](out, a, right, i, self.bucket)
             if b:
                 self.both_deltas(out, a, b)
         if b:
-            cursor = left.epoch_cursor()
-            if cursor:
-                fns["right_total"](out, b, cursor)
-            cursor = left.past_cursor()
-            if cursor:
-                fns["right_timed"](out, b, cursor, i, bucket)
-        self.out = out or EMPTY
+            fns["right_nested"](out, b, left, i, self.bucket)
