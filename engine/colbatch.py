@@ -71,6 +71,9 @@ JOIN_ON_RUNS = 16
 DISTINCT_ROWS = 8192
 #: Plus adds on columns from this many rows (when one input is columnar).
 PLUS_ROWS = 256
+#: An Aggregate of a built-in (engine.aggregates.Reduce) computes its changed
+#: groups on columns (engine.operators.aggcols) from a batch this large.
+AGGREGATE_ROWS = 1024
 #: In a loop whose state is large, a join's delta or a Distinct Trace's batch
 #: of at least this many rows goes columnar (below THRESHOLD): the join's
 #: traces holding SMALL_STATE rows; a Distinct Trace in dicts once this
@@ -124,7 +127,7 @@ def columns_from(rows: int | None, state: int | None = None):
     True
     """
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
-             "LOOP_ROWS")
+             "LOOP_ROWS", "AGGREGATE_ROWS")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))
