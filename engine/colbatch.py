@@ -72,8 +72,17 @@ DISTINCT_ROWS = 8192
 #: Plus adds on columns from this many rows (when one input is columnar).
 PLUS_ROWS = 256
 #: An Aggregate of a built-in (engine.aggregates.Reduce) computes its changed
-#: groups on columns (engine.operators.aggcols) from a batch this large.
-AGGREGATE_ROWS = 1024
+#: groups on columns (engine.operators.aggcols) from a columnar batch this
+#: large, and from a batch of rows in a dict AGGREGATE_DICT_ROWS large (it is
+#: converted first). `python -m benchmarks.aggregate_crossover` (weighted
+#: count and sum, 8 values a key, µs per call rows/columns): columnar batch,
+#: past 50,000 rows in dicts: 64 rows 61/123, 256 226/176, 1,024 987/510;
+#: past in runs: 64 198/106, 256 462/148; bulk load (no past): 64 50/83,
+#: 256 167/106. Dict batch, past in dicts: 256 228/231, 1,024 857/713; in
+#: runs: 64 133/149, 256 377/228; bulk load: 256 172/192, 1,024 649/696
+#: (sum 766/480), 4,096 2,742/1,983.
+AGGREGATE_ROWS = 256
+AGGREGATE_DICT_ROWS = 1024
 #: In a loop whose state is large, a join's delta or a Distinct Trace's batch
 #: of at least this many rows goes columnar (below THRESHOLD): the join's
 #: traces holding SMALL_STATE rows; a Distinct Trace in dicts once this
@@ -127,7 +136,7 @@ def columns_from(rows: int | None, state: int | None = None):
     True
     """
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
-             "LOOP_ROWS", "AGGREGATE_ROWS")
+             "LOOP_ROWS", "AGGREGATE_ROWS", "AGGREGATE_DICT_ROWS")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))

@@ -35,7 +35,7 @@ the threshold that went back to rows).
 from __future__ import annotations
 
 from engine import lazy
-from engine.colbatch import COUNTS, INT64, SYMBOLS, ColBatch, consolidate
+from engine.colbatch import COUNTS, INT64, SYMBOLS, ColBatch, consolidate, sort_order
 
 np = lazy.module("numpy", globals())
 COUNTS.setdefault("aggregate", 0)
@@ -51,12 +51,21 @@ def values_of(column: np.ndarray, kind: str) -> list:
 
 
 def python_order(column: np.ndarray, kind: str):
-    """``(order, ids)``: an array ordering the entries as Python orders their
-    values — numbers by value (``ids`` ``None``), symbols by their text (the
-    rank of each entry's symbol among the column's distinct ones; ``ids[r]``
-    is the symbol of rank ``r``)."""
-    if kind != "s":
+    """``(order, ids)``: an ``int64`` array ordering the entries as Python
+    orders their values — numbers by value (``ids`` ``None``), symbols by
+    their text (the rank of each entry's symbol among the column's distinct
+    ones; ``ids[r]`` is the symbol of rank ``r``). Floats must hold no NaN.
+
+    >>> python_order(np.array([-1.5, 2.0, -0.5, 0.0]), "f")[0].argsort().tolist()
+    [0, 2, 3, 1]
+    """
+    if kind == "i":
         return column, None
+    if kind == "u":
+        return (column ^ np.uint64(1 << 63)).view(INT64), None
+    if kind == "f":  # the IEEE bits, negatives' reversed: monotone in the value
+        bits = column.view(INT64)
+        return np.where(bits < 0, bits ^ np.int64((1 << 63) - 1), bits), None
     ids, inverse = np.unique(column, return_inverse=True)
     names = SYMBOLS.symbols(ids)
     by_name = np.array(sorted(range(len(ids)), key=names.__getitem__), dtype=INT64)
@@ -137,11 +146,14 @@ def _reduce(reduce, index, columns, kinds, weights):
     n = len(weights)
     if not n:
         return [], []
-    # Sort by key, then by the whole value as Python sorts it.
-    order = np.lexsort([python_order(c, k)[0] for c, k in zip(columns[::-1], kinds[::-1])]
-                       + [columns[c] for c in index[::-1]])
-    columns = [c[order] for c in columns]
-    weights = weights[order]
+    # Sort by key, then by the whole value as Python sorts it (consolidation
+    # sorted ints already so when the key is the leading columns).
+    prefix = tuple(index) == tuple(range(len(index)))
+    if not (prefix and all(kind == "i" for kind in kinds)):
+        order = sort_order(([] if prefix else [columns[c] for c in index])
+                           + [python_order(c, k)[0] for c, k in zip(columns, kinds)])
+        columns = [c[order] for c in columns]
+        weights = weights[order]
     new = np.zeros(n, dtype=bool)
     new[0] = True
     for c in index:
@@ -169,7 +181,7 @@ def _reduce(reduce, index, columns, kinds, weights):
     if counted is not None:
         column = column[counted]
     if kind in ("min", "max"):
-        ordered, ids = python_order(column, ckind)
+        ordered, ids = python_order(column, ckind) if ckind == "s" else (column, None)
         pick = np.minimum if kind == "min" else np.maximum
         best = pick.reduceat(ordered, cuts) if len(at) else ordered[:0]
         if ids is not None:  # back from ranks to the symbols

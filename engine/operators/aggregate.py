@@ -12,11 +12,12 @@ function that declines). Groups are sets: the built-ins count each value of
 positive weight once, whatever its weight (the number of its derivations),
 unless they are ``weighted`` (:class:`~engine.aggregates.Reduce`).
 
-A batch of :data:`engine.colbatch.AGGREGATE_ROWS` rows or more whose function
-is a built-in (a :class:`~engine.aggregates.Reduce`) has its changed groups
-computed on columns (:mod:`engine.operators.aggcols`), with the same results;
-a smaller batch, any other function, or a batch the columns cannot compute
-exactly goes through the row loop below.
+A columnar batch of :data:`engine.colbatch.AGGREGATE_ROWS` rows or more (a
+batch of rows: ``AGGREGATE_DICT_ROWS``) whose function is a built-in (a
+:class:`~engine.aggregates.Reduce`) has its changed groups computed on
+columns (:mod:`engine.operators.aggcols`), with the same results; a smaller
+batch, any other function, or a batch the columns cannot compute exactly goes
+through the row loop below.
 
 >>> count([(("a", 1), 1), (("a", 2), 3)])
 2
@@ -30,6 +31,7 @@ from collections.abc import Callable
 
 from engine import colbatch
 from engine.aggregates import Reduce, count, max_of, mean_of, min_of, sum_of
+from engine.colbatch import ColBatch
 from engine.node import Node
 from engine.operators import aggcols
 from engine.zset import EMPTY
@@ -61,7 +63,9 @@ class AggregateNode(Node):
         results = self.results
         staged = {}
         out: dict = {}
-        if type(fn) is Reduce and len(batch) >= colbatch.AGGREGATE_ROWS:
+        if type(fn) is Reduce and len(batch) >= (
+                colbatch.AGGREGATE_ROWS if type(batch) is ColBatch
+                else colbatch.AGGREGATE_DICT_ROWS):
             found = self._changed_on_columns(batch, past)
             if found is not None:
                 for key, new in zip(*found):
@@ -114,6 +118,8 @@ class AggregateNode(Node):
             columns = colbatch.as_columns(batch, 0)
             if columns is not None:
                 found = aggcols.changed(self.fn, tuple(spec), columns, past)
+                # a large columnar batch's append goes into runs (read in bulk)
+                self.reads[0].wants_columns = found is not None
         colbatch.COUNTS["aggregate" if found is not None else "aggregate_rows"] += 1
         return found
 

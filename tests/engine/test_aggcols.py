@@ -68,7 +68,7 @@ def run(fn, series: dict, columns: bool, runs: bool):
         if columns:  # every batch columnar: as a large upstream batch arrives
             series = {e: ColBatch.from_rows(b) or b for e, b in series.items()}
         else:        # the row loop, however large the batch
-            colbatch.AGGREGATE_ROWS = 1 << 62
+            colbatch.AGGREGATE_ROWS = colbatch.AGGREGATE_DICT_ROWS = 1 << 62
         return run_root({"a": holder}, {"a": series}, [trace, node], node, EPOCHS)
 
 
