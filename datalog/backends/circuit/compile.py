@@ -490,12 +490,11 @@ class _PipelineBuilder:
         # never read: a value of the targets' type (0 for count), so that the
         # column has one type and a large batch can stay in columns.
         rows = body.flush(rows, extra=[target] if target is not None else [])
-        if step.kind == "mean":  # (the target's type is not the result's)
-            zero = None
-        elif target is None:
+        if target is None:
             zero = 0
-        else:
-            zero = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}.get(step.type)
+        else:  # (a mean's result type is not its target's)
+            zero = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}.get(
+                step.target_type if step.kind == "mean" else step.type)
         value = f"t[{body.width}]" if target is not None else "0"
         tag = self._function(self._gen(), "t", [f"return t[:{k}] + (1, {value})"], "tag")
         seed_tag = self._function(self._gen(), "t", [f"return t + (0, {zero!r})"], "seed tag")
