@@ -16,12 +16,14 @@ they must provably fit ``int64``.
 
 Whatever the columns cannot give exactly as the row path would — rows that do
 not fit typed columns (mixed types), a batch and a past of different column
-kinds, a NaN or a ``-0.0`` among floats (a dict conflates ``-0.0`` with
-``0.0``; which one it keeps depends on the order of arrival), an unsigned sum
-that is not modular, a sum that might leave ``int64`` — returns ``None``, and
-the operator takes its row path for the batch. :data:`engine.colbatch.COUNTS`
-counts ``aggregate`` (batches done here) and ``aggregate_rows`` (batches past
-the threshold that went back to rows).
+kinds, a flag column of symbols, a NaN or a ``-0.0`` among floats (a dict
+conflates ``-0.0`` with ``0.0``; which one it keeps depends on the order of
+arrival), an unsigned sum that is not modular, a sum that might leave
+``int64`` — returns ``None``, and the operator takes its row path for the
+batch. Booleans in a batch of rows become ints in columns (equal as dict
+keys, as they are everywhere in the engine's columns).
+:data:`engine.colbatch.COUNTS` counts ``aggregate`` (batches done here) and
+``aggregate_rows`` (batches past the threshold that went back to rows).
 
 >>> from engine.aggregates import Reduce
 >>> from engine.colbatch import ColBatch
@@ -105,6 +107,8 @@ def changed(reduce, index: tuple, batch: ColBatch, past):
     ``None`` when the columns cannot compute them exactly (module docstring).
     """
     kinds = batch.kinds
+    if reduce.flag is not None and kinds[reduce.flag] == "s":
+        return None   # a flag is a number: 0 marks a row (the id 0 is a symbol)
     key_columns = [batch.columns[c] for c in index]
     if index:
         unique = consolidate(key_columns, tuple(kinds[c] for c in index),

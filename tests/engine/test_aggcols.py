@@ -137,6 +137,8 @@ def test_unfit_batches_take_the_row_path():
     for rows in ({(0, 1, -0.0): 1, (0, 1, 2.0): 1}, {(0, 1, float("nan")): 1},
                  {(0, 1, 1 << 63): 1}):
         assert aggcols.changed(fn, (0,), ColBatch.from_rows(rows), None) is None
+    flagged = Reduce("count", flag=1)   # a flag of symbols: "" is false, its id need not be 0
+    assert aggcols.changed(flagged, (0,), ColBatch.from_rows({(0, "", 1): 1}), None) is None
     before = colbatch.COUNTS["aggregate_rows"]
     check(fn, {0: {(0, 1, 1 << 63): 1, (0, 1, 5): 1}}, runs=False)
     assert colbatch.COUNTS["aggregate_rows"] > before
