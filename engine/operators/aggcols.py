@@ -42,6 +42,13 @@ from engine.colbatch import COUNTS, INT64, SYMBOLS, ColBatch, consolidate, sort_
 np = lazy.module("numpy", globals())
 COUNTS.setdefault("aggregate", 0)
 COUNTS.setdefault("aggregate_rows", 0)
+#: A dict past holding more than this many entries per row of the batch under
+#: its keys sends the batch to the row path: turning Python rows into columns
+#: costs more than the row loop over them (sales of 2,000 shops: a 10% update,
+#: 10,000 rows against 100,000 past rows, took 311 ms on columns, 114 ms on
+#: rows for a float sum; 124/105 ms for an int max; 45/60 ms for an int sum of
+#: 50,000; `python -m benchmarks.aggregate_crossover`: ~0.5 past rows a row).
+PAST_RATIO = 4
 #: Sums whose bound passes this stay in ``int64`` with room to spare (the
 #: bound is computed in floats, whose rounding this margin covers).
 SAFE_SUM = float(1 << 62)
@@ -76,10 +83,13 @@ def python_order(column: np.ndarray, kind: str):
     return ranks[inverse], ids[by_name]
 
 
-def past_entries(cursor, index: tuple, keys: list, sought: np.ndarray | None):
+def past_entries(cursor, index: tuple, keys: list, sought: np.ndarray | None,
+                 limit: float = float("inf"), read: list | None = None):
     """``(columns, kinds, weights)`` of the entries of a trace part under
     ``keys`` (``sought``: the same keys as one ``int64`` column, or
-    ``None``), or ``()`` for none, or ``None`` when they do not fit columns."""
+    ``None``), or ``()`` for none, or ``None`` when they do not fit columns
+    or a dict part holds more than ``limit`` of them. A dict part's groups
+    (key -> value -> weight) are appended to ``read``, for a row path."""
     if cursor is None or not cursor:
         return ()
     gather = getattr(cursor, "gather_columns", None)
@@ -88,9 +98,14 @@ def past_entries(cursor, index: tuple, keys: list, sought: np.ndarray | None):
         if found is not None:
             columns, weights = found
             return (columns, ("i",) * len(columns), weights) if len(weights) else ()
+    groups = {key: cursor.weights() for key in cursor.seek_many(keys)}
+    if read is not None:
+        read.append(groups)
+    if sum(map(len, groups.values())) > limit:
+        return None
     rows: dict = {}
-    for _key in cursor.seek_many(keys):
-        rows.update(cursor.weights())
+    for group in groups.values():
+        rows.update(group)
     if not rows:
         return ()
     batch = ColBatch.from_rows(rows)
@@ -99,27 +114,45 @@ def past_entries(cursor, index: tuple, keys: list, sought: np.ndarray | None):
     return batch.columns, batch.kinds, batch.weights
 
 
-def changed(reduce, index: tuple, batch: ColBatch, past):
+def changed(reduce, index: tuple, batch, past, read: list | None = None,
+            keys: list | None = None):
     """``(keys, results)`` of every key of ``batch`` (the columns ``index`` of
     its rows, as the tuples the trace's keys are): the result of ``reduce``
     over the group's values of positive weight in ``past`` (a cursor over the
     trace's past, or ``None``) plus ``batch``, ``None`` for no row; or
-    ``None`` when the columns cannot compute them exactly (module docstring).
-    """
+    ``None`` when the columns cannot compute them exactly (module docstring),
+    or a past in dicts is much larger (:data:`PAST_RATIO`). ``batch`` is a
+    :class:`ColBatch`, or a dict of rows whose ``keys`` are given (then it is
+    put in columns only once the past is read and small enough). ``read``
+    receives the past's groups when they were read from dicts."""
+    if keys is None:
+        kinds = batch.kinds
+        if index:
+            unique = consolidate([batch.columns[c] for c in index],
+                                 tuple(kinds[c] for c in index),
+                                 np.ones(len(batch), dtype=INT64))
+            keys = list(zip(*(values_of(c, kinds[i])
+                              for c, i in zip(unique.columns, index))))
+            sought = unique.columns[0] if len(index) == 1 and kinds[index[0]] == "i" else None
+        else:
+            keys, sought = [()], None
+    else:
+        sought = None
+        if len(index) == 1 and getattr(past, "gather_columns", None) is not None:
+            try:
+                sought = np.fromiter((k[0] for k in keys), dtype=INT64, count=len(keys))
+            except (OverflowError, TypeError, ValueError):
+                sought = None
+    found = past_entries(past, index, keys, sought, PAST_RATIO * len(batch), read)
+    if found is None:
+        return None
+    if type(batch) is not ColBatch:
+        batch = ColBatch.from_rows(batch)
+        if batch is None:
+            return None
     kinds = batch.kinds
     if reduce.flag is not None and kinds[reduce.flag] == "s":
         return None   # a flag is a number: 0 marks a row (the id 0 is a symbol)
-    key_columns = [batch.columns[c] for c in index]
-    if index:
-        unique = consolidate(key_columns, tuple(kinds[c] for c in index),
-                             np.ones(len(batch), dtype=INT64))
-        keys = list(zip(*(values_of(c, kinds[i]) for c, i in zip(unique.columns, index))))
-        sought = unique.columns[0] if len(index) == 1 and kinds[index[0]] == "i" else None
-    else:
-        keys, sought = [()], None
-    found = past_entries(past, index, keys, sought)
-    if found is None:
-        return None
     columns, weights = list(batch.columns), batch.weights
     if found:
         if found[1] != kinds:
@@ -150,10 +183,16 @@ def _reduce(reduce, index, columns, kinds, weights):
     n = len(weights)
     if not n:
         return [], []
-    # Sort by key, then by the whole value as Python sorts it (consolidation
-    # sorted ints already so when the key is the leading columns).
+    # Sort by key, then by the whole value as Python sorts it: only the
+    # order of a float sum's terms matters, and consolidation sorted by the
+    # columns already, in Python's order unless a column holds symbols (ids)
+    # or negative floats (their bits) — then the groups are cut as they are.
     prefix = tuple(index) == tuple(range(len(index)))
-    if not (prefix and all(kind == "i" for kind in kinds)):
+    ordered = kinds[reduce.column] != "f" if reduce.kind in ("sum", "mean") else True
+    if not ordered:
+        ordered = all(kind in "iu" or (kind == "f" and not (c < 0).any())
+                      for c, kind in zip(columns, kinds))
+    if not (prefix and ordered):
         order = sort_order(([] if prefix else [columns[c] for c in index])
                            + [python_order(c, k)[0] for c, k in zip(columns, kinds)])
         columns = [c[order] for c in columns]

@@ -66,10 +66,14 @@ class AggregateNode(Node):
         results = self.results
         staged = {}
         out: dict = {}
+        read: list = []   # the past's groups, if the columnar path read them as rows
+        indexed = None
         if type(fn) is Reduce and len(batch) >= (
                 colbatch.AGGREGATE_ROWS if type(batch) is ColBatch
                 else colbatch.AGGREGATE_DICT_ROWS):
-            found = self._changed_on_columns(batch, past)
+            if type(batch) is not ColBatch and past:  # (the past read first)
+                indexed = trace.index_rows(batch)
+            found = self._changed_on_columns(batch, past, read, indexed)
             if found is not None:
                 for key, new in zip(*found):
                     old = results.get(key)
@@ -83,8 +87,10 @@ class AggregateNode(Node):
                 self.staged = staged
                 self.out = {row: w for row, w in out.items() if w} or EMPTY
                 return
-        indexed = trace.index_rows(batch)
-        before = {key: past.weights() for key in past.seek_many(indexed)}  # one batch
+        if indexed is None:
+            indexed = trace.index_rows(batch)
+        before = read[0] if read else {  # one batch
+            key: past.weights() for key in past.seek_many(indexed)}
         for key, delta in indexed.items():
             group = before.get(key) or {}
             for value, weight in delta.items():
@@ -112,15 +118,18 @@ class AggregateNode(Node):
         self.staged = staged
         self.out = {row: w for row, w in out.items() if w} or EMPTY
 
-    def _changed_on_columns(self, batch, past):
+    def _changed_on_columns(self, batch, past, read: list, indexed):
         """``(keys, results)`` of the batch's groups computed on columns
-        (:mod:`engine.operators.aggcols`), or ``None`` for the row path."""
+        (:mod:`engine.operators.aggcols`), or ``None`` for the row path
+        (``indexed``: a dict batch by key)."""
         kind, spec = self.reads[0].index
         found = None
         if kind == "cols":
-            columns = colbatch.as_columns(batch, 0)
-            if columns is not None:
-                found = aggcols.changed(self.fn, tuple(spec), columns, past)
+            if indexed is None:
+                batch = colbatch.as_columns(batch, 0)
+            if batch is not None:
+                keys = None if indexed is None else list(indexed)
+                found = aggcols.changed(self.fn, tuple(spec), batch, past, read, keys)
         colbatch.COUNTS["aggregate" if found is not None else "aggregate_rows"] += 1
         return found
 
