@@ -182,10 +182,8 @@ SYMBOLS = Interner()
 def _column(values: list):
     """``(kind, array)`` of one column of Python values; ``None`` when the
     column mixes types or holds a value no kind can."""
-    first = type(values[0])
-    if first is int or first is bool:
-        if not all(type(v) is int or type(v) is bool for v in values):
-            return None
+    types = set(map(type, values))   # one C-level pass (a generator: 3x slower)
+    if types <= {int, bool}:
         try:
             return "i", np.array(values, dtype=INT64)
         except OverflowError:
@@ -193,13 +191,9 @@ def _column(values: list):
                 return "u", np.array(values, dtype=np.uint64)
             except OverflowError:
                 return None
-    if first is float:
-        if not all(type(v) is float for v in values):
-            return None
+    if types == {float}:
         return "f", np.array(values, dtype=np.float64)
-    if first is str:
-        if not all(type(v) is str for v in values):
-            return None
+    if types == {str}:
         return "s", SYMBOLS.ids(values)
     return None
 
@@ -241,7 +235,7 @@ class ColBatch(Mapping):
         if table is not None:  # (bools equal their ints as dict keys)
             return cls([np.ascontiguousarray(table[:, c]) for c in range(arity)],
                        ("i",) * arity, weights)
-        if any(len(row) != arity for row in rows):
+        if set(map(len, rows)) != {arity}:
             return None
         columns, kinds = [], []
         for values in zip(*rows):
