@@ -76,11 +76,11 @@ PLUS_ROWS = 256
 #: large, and from a batch of rows in a dict AGGREGATE_DICT_ROWS large (it is
 #: converted first). `python -m benchmarks.aggregate_crossover` (weighted
 #: count and sum, 8 values a key, µs per call rows/columns): columnar batch,
-#: past 50,000 rows in dicts: 64 rows 61/123, 256 226/176, 1,024 987/510;
-#: past in runs: 64 198/106, 256 462/148; bulk load (no past): 64 50/83,
-#: 256 167/106. Dict batch, past in dicts: 256 228/231, 1,024 857/713; in
-#: runs: 64 133/149, 256 377/228; bulk load: 256 172/192, 1,024 649/696
-#: (sum 766/480), 4,096 2,742/1,983.
+#: past 50,000 rows in dicts: 16 rows 26/96, 256 221/195 (sum 250/171), 1,024
+#: 919/410; bulk load (no past): 64 45/75, 256 165/100, 1,024 662/167. Dict
+#: batch, past in dicts: 256 272/243 (sum 244/252), 1,024 918/748, 16,384
+#: 17,411/13,088; bulk load: 256 179/218, 1,024 682/458. (Past in runs,
+#: Circuit(columnar_threshold=...): 64 198/106, 1,024 2,668/261.)
 AGGREGATE_ROWS = 256
 AGGREGATE_DICT_ROWS = 1024
 #: In a loop whose state is large, a join's delta or a Distinct Trace's batch
