@@ -81,6 +81,18 @@ PLUS_ROWS = 256
 #: cheap as on dicts (engine.operators.packedsmall: Andersen's analysis on
 #: ~60,000 packed rows, ~3 µs a row that way, ~150 µs the vectorised step).
 SMALL_ROWS = 64
+#: An Aggregate of a built-in (engine.aggregates.Reduce) computes its changed
+#: groups on columns (engine.operators.aggcols) from a columnar batch this
+#: large, and from a batch of rows in a dict AGGREGATE_DICT_ROWS large (it is
+#: converted first). `python -m benchmarks.aggregate_crossover` (weighted
+#: count and sum, 8 values a key, µs per call rows/columns): columnar batch,
+#: past 50,000 rows in dicts: 16 rows 26/96, 256 221/195 (sum 250/171), 1,024
+#: 919/410; bulk load (no past): 64 45/75, 256 165/100, 1,024 662/167. Dict
+#: batch, past in dicts: 256 272/243 (sum 244/252), 1,024 918/748, 16,384
+#: 17,411/13,088; bulk load: 256 179/218, 1,024 682/458. (Past in runs,
+#: Circuit(columnar_threshold=...): 64 198/106, 1,024 2,668/261.)
+AGGREGATE_ROWS = 256
+AGGREGATE_DICT_ROWS = 1024
 #: In a loop whose state is large, a join's delta or a Distinct Trace's batch
 #: of at least this many rows goes columnar (below THRESHOLD): the join's
 #: traces holding SMALL_STATE rows; a Distinct Trace in dicts once this
@@ -138,7 +150,7 @@ def columns_from(rows: int | None, state: int | None = None):
     True
     """
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
-             "LOOP_ROWS", "SMALL_ROWS")
+             "LOOP_ROWS", "SMALL_ROWS", "AGGREGATE_ROWS", "AGGREGATE_DICT_ROWS")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))
@@ -184,10 +196,8 @@ SYMBOLS = Interner()
 def _column(values: list):
     """``(kind, array)`` of one column of Python values; ``None`` when the
     column mixes types or holds a value no kind can."""
-    first = type(values[0])
-    if first is int or first is bool:
-        if not all(type(v) is int or type(v) is bool for v in values):
-            return None
+    types = set(map(type, values))   # one C-level pass (a generator: 3x slower)
+    if types <= {int, bool}:
         try:
             return "i", np.array(values, dtype=INT64)
         except OverflowError:
@@ -195,13 +205,9 @@ def _column(values: list):
                 return "u", np.array(values, dtype=np.uint64)
             except OverflowError:
                 return None
-    if first is float:
-        if not all(type(v) is float for v in values):
-            return None
+    if types == {float}:
         return "f", np.array(values, dtype=np.float64)
-    if first is str:
-        if not all(type(v) is str for v in values):
-            return None
+    if types == {str}:
         return "s", SYMBOLS.ids(values)
     return None
 
@@ -243,7 +249,7 @@ class ColBatch(Mapping):
         if table is not None:  # (bools equal their ints as dict keys)
             return cls([np.ascontiguousarray(table[:, c]) for c in range(arity)],
                        ("i",) * arity, weights)
-        if any(len(row) != arity for row in rows):
+        if set(map(len, rows)) != {arity}:
             return None
         columns, kinds = [], []
         for values in zip(*rows):

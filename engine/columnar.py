@@ -406,6 +406,36 @@ def gather(spine: list, keys, nested: bool) -> dict:
             in zip(matched[bounds[:-1]].tolist(), bounds, bounds[1:])}
 
 
+def gather_columns(spine: list, sought: np.ndarray) -> tuple[list, np.ndarray]:
+    """``(columns, weights)`` (``int64`` arrays) of the entries of ``spine``
+    under the ``int64`` keys ``sought``, every time together (an entry once
+    per run and iteration it is in: the weights add), in no order: one pair
+    of ``searchsorted`` per run, no rows made (the aggregate's columnar path).
+
+    >>> ones = np.ones(3, dtype=INT64)
+    >>> run = Run([np.array([1, 1, 4]), np.array([7, 8, 9])], ones - 1, ones, 0)
+    >>> columns, weights = gather_columns([run], np.array([1, 5]))
+    >>> [c.tolist() for c in columns], weights.tolist()
+    ([[1, 1], [7, 8]], [1, 1])
+    """
+    found = []
+    for run in spine:
+        lo = run.keys.searchsorted(sought, "left")
+        counts = run.keys.searchsorted(sought, "right") - lo
+        hit = counts > 0
+        if not hit.any():
+            continue
+        lo, counts = lo[hit], counts[hit]
+        offsets = np.cumsum(counts) - counts
+        found.append((run, np.repeat(lo - offsets, counts) + np.arange(int(counts.sum()))))
+    if not found:
+        return [], np.zeros(0, dtype=INT64)
+    width = len(found[0][0].columns)
+    return ([np.concatenate([run.columns[c][index] for run, index in found])
+             for c in range(width)],
+            np.concatenate([run.weights[index] for run, index in found], dtype=INT64))
+
+
 class ColumnarSource(CursorSource):
     """Fragments reading a :class:`ColumnarCursor` in generated loops: the
     delta's keys are gathered first; a group lists ``(value, time part)``."""
@@ -453,6 +483,11 @@ class ColumnarCursor(Cursor):
 
     def gather(self, keys) -> dict:
         return gather(self.spine, keys, self.nested)
+
+    def gather_columns(self, sought: np.ndarray) -> tuple[list, np.ndarray]:
+        """The part's entries under the ``int64`` keys ``sought``, as arrays
+        (:func:`gather_columns`)."""
+        return gather_columns(self.spine, sought)
 
     def _group(self, entries) -> dict:
         """value -> {iteration: weight} of gathered entries, zeros dropped."""

@@ -291,7 +291,8 @@ class Aggregate:
     - ``mean``: the arithmetic mean as a ``float``; no row -> ``r`` is dropped.
 
     ``type`` is the primitive type of the result (``number`` for count, ``float``
-    for mean, the target's type otherwise). Because the result depends only on
+    for mean, the target's type otherwise); ``target_type`` the target's
+    (``None`` for count, or when not known). Because the result depends only on
     ``s``, an executor can compute it once per distinct seed: ``group(seed rows)``
     joined back to the outer rows on the seed slots.
 
@@ -312,6 +313,7 @@ class Aggregate:
     body: tuple[Step, ...]
     target: Expr | None
     type: str = "number"
+    target_type: str | None = None
 
     def describe(self, slot: int = 0) -> str:
         target = f" of body {self.target}" if self.target is not None else ""

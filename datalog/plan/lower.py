@@ -609,7 +609,8 @@ class _PipelinePlanner:
         if term.target is not None:
             target, target_type = inner.expr(inner.hoisted_term(term.target))
         result_type = {"count": "number", "mean": "float"}.get(term.kind, target_type)
-        step = Aggregate(term.kind, seed, tuple(inner.steps), target, result_type)
+        step = Aggregate(term.kind, seed, tuple(inner.steps), target, result_type,
+                         target_type if target is not None else None)
         self._bind_generated(name, step, result_type, term.span)
 
     # ------------------------------------------------------------ expressions

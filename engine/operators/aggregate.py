@@ -9,7 +9,18 @@ weight, and::
 
 ``None`` as a result means "no row for this key" (an empty group, or a
 function that declines). Groups are sets: the built-ins count each value of
-positive weight once, whatever its weight (the number of its derivations).
+positive weight once, whatever its weight (the number of its derivations),
+unless they are ``weighted`` (:class:`~engine.aggregates.Reduce`).
+
+A columnar batch of :data:`engine.colbatch.AGGREGATE_ROWS` rows or more (a
+batch of rows: ``AGGREGATE_DICT_ROWS``) whose function is a built-in (a
+:class:`~engine.aggregates.Reduce`) has its changed groups computed on
+columns (:mod:`engine.operators.aggcols`), with the same results; a smaller
+batch, any other function, or a batch the columns cannot compute exactly goes
+through the row loop below. The trace stays where its owner put it (dicts
+unless ``Circuit(columnar_threshold=...)``): in runs, the one-row epochs of
+small updates would cost more (50,000 entries: 155 µs an epoch, 9 µs in
+dicts), while the columnar path reads a dict past per key and runs in bulk.
 
 >>> count([(("a", 1), 1), (("a", 2), 3)])
 2
@@ -21,47 +32,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from engine import colbatch
+from engine.aggregates import Reduce, count, max_of, mean_of, min_of, sum_of
+from engine.colbatch import ColBatch
 from engine.node import Node
+from engine.operators import aggcols
 from engine.zset import EMPTY
 
+__all__ = ["AggregateNode", "count", "max_of", "mean_of", "min_of", "sum_of"]
 MISSING = object()
-
-
-def count(items) -> int | None:
-    """Number of values in the group (``None`` for an empty group)."""
-    return len(items) or None
-
-
-def sum_of(column: int) -> Callable:
-    """Sum of column ``column`` over the group's values."""
-    def aggregate_sum(items):
-        return sum(value[column] for value, _ in items) if items else None
-    aggregate_sum.__name__ = f"sum_of({column})"
-    return aggregate_sum
-
-
-def min_of(column: int) -> Callable:
-    """Least value of column ``column`` in the group."""
-    def aggregate_min(items):
-        return min(value[column] for value, _ in items) if items else None
-    aggregate_min.__name__ = f"min_of({column})"
-    return aggregate_min
-
-
-def max_of(column: int) -> Callable:
-    """Greatest value of column ``column`` in the group."""
-    def aggregate_max(items):
-        return max(value[column] for value, _ in items) if items else None
-    aggregate_max.__name__ = f"max_of({column})"
-    return aggregate_max
-
-
-def mean_of(column: int) -> Callable:
-    """Arithmetic mean of column ``column`` over the group's values (a float)."""
-    def aggregate_mean(items):
-        return sum(value[column] for value, _ in items) / len(items) if items else None
-    aggregate_mean.__name__ = f"mean_of({column})"
-    return aggregate_mean
 
 
 class AggregateNode(Node):
@@ -87,8 +66,31 @@ class AggregateNode(Node):
         results = self.results
         staged = {}
         out: dict = {}
-        indexed = trace.index_rows(batch)
-        before = {key: past.weights() for key in past.seek_many(indexed)}  # one batch
+        read: list = []   # the past's groups, if the columnar path read them as rows
+        indexed = None
+        if type(fn) is Reduce and len(batch) >= (
+                colbatch.AGGREGATE_ROWS if type(batch) is ColBatch
+                else colbatch.AGGREGATE_DICT_ROWS):
+            if type(batch) is not ColBatch and past:  # (the past read first)
+                indexed = trace.index_rows(batch)
+            found = self._changed_on_columns(batch, past, read, indexed)
+            if found is not None:
+                for key, new in zip(*found):
+                    old = results.get(key)
+                    if new == old and type(new) is type(old):
+                        continue
+                    if old is not None:
+                        out[key + (old,)] = out.get(key + (old,), 0) - 1
+                    if new is not None:
+                        out[key + (new,)] = out.get(key + (new,), 0) + 1
+                    staged[key] = new
+                self.staged = staged
+                self.out = {row: w for row, w in out.items() if w} or EMPTY
+                return
+        if indexed is None:
+            indexed = trace.index_rows(batch)
+        before = read[0] if read else {  # one batch
+            key: past.weights() for key in past.seek_many(indexed)}
         for key, delta in indexed.items():
             group = before.get(key) or {}
             for value, weight in delta.items():
@@ -116,6 +118,21 @@ class AggregateNode(Node):
         self.staged = staged
         self.out = {row: w for row, w in out.items() if w} or EMPTY
 
+    def _changed_on_columns(self, batch, past, read: list, indexed):
+        """``(keys, results)`` of the batch's groups computed on columns
+        (:mod:`engine.operators.aggcols`), or ``None`` for the row path
+        (``indexed``: a dict batch by key)."""
+        kind, spec = self.reads[0].index
+        found = None
+        if kind == "cols":
+            if indexed is None:
+                batch = colbatch.as_columns(batch, 0)
+            if batch is not None:
+                keys = None if indexed is None else list(indexed)
+                found = aggcols.changed(self.fn, tuple(spec), batch, past, read, keys)
+        colbatch.COUNTS["aggregate" if found is not None else "aggregate_rows"] += 1
+        return found
+
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
             for key, result in self.staged.items():
@@ -129,4 +146,5 @@ class AggregateNode(Node):
         self.staged = {}
 
     def describe_args(self) -> str:
-        return f"aggregate {getattr(self.fn, '__name__', 'fn')}"
+        fn = self.fn
+        return f"aggregate {fn if type(fn) is Reduce else getattr(fn, '__name__', 'fn')}"

@@ -65,6 +65,7 @@ from datalog.plan.ir import (
     StratumPlan,
 )
 from engine import Circuit, EngineError
+from engine.aggregates import Reduce
 
 _SLOT = re.compile(r"([lr])\[(\d+)\]")  # a combine item that is one column of a side
 
@@ -489,12 +490,11 @@ class _PipelineBuilder:
         # never read: a value of the targets' type (0 for count), so that the
         # column has one type and a large batch can stay in columns.
         rows = body.flush(rows, extra=[target] if target is not None else [])
-        if step.kind == "mean":  # (the target's type is not the result's)
-            zero = None
-        elif target is None:
+        if target is None:
             zero = 0
-        else:
-            zero = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}.get(step.type)
+        else:  # (a mean's result type is not its target's)
+            zero = {"number": 0, "unsigned": 0, "float": 0.0, "symbol": ""}.get(
+                step.target_type if step.kind == "mean" else step.type)
         value = f"t[{body.width}]" if target is not None else "0"
         tag = self._function(self._gen(), "t", [f"return t[:{k}] + (1, {value})"], "tag")
         seed_tag = self._function(self._gen(), "t", [f"return t + (0, {zero!r})"], "seed tag")
@@ -609,41 +609,20 @@ def _tuple_source(items: list[str]) -> str:
     return f"({', '.join(items)},)"
 
 
-def _aggregator(step: Aggregate, k: int, rule=None):
-    """The group function for ``ix.aggregate``: values are ``key + (0, None)``
-    (the seed: the group exists) or ``key + (1, target)`` (one body row), each
-    with its weight (the number of derivations). A float sum or mean that is
-    NaN is an error at ``rule``."""
-    compute = _group_function(step, k)
-
-    def aggregate(values):
-        try:
-            return compute(values)
-        except FunctorError as error:
-            raise functor_error(error.diagnostics[0].message, rule) from None
-    return aggregate
-
-
-def _group_function(step: Aggregate, k: int):
+def _aggregator(step: Aggregate, k: int, rule=None) -> Reduce:
+    """The group function for ``ix.aggregate``, as a built-in the engine may
+    compute on columns: values are ``key + (0, zero)`` (the seed: the group
+    exists) or ``key + (1, target)`` (one body row), each with its weight (the
+    number of derivations); slot ``k`` flags the body rows. A sum wraps to its
+    type's 64 bits; a float sum or mean that is NaN is an error at ``rule``."""
     kind = step.kind
-    wrap = WRAP.get(step.type, lambda v: v)
-
-    def aggregate(values):
-        count = 0
-        targets = []
-        for value, weight in values:
-            if value[k]:
-                count += weight
-                targets.append((value[k + 1], weight))
-        if kind == "count":
-            return count
-        if kind == "sum":
-            return wrap(sum(t * w for t, w in targets))
-        if not targets:
-            return None
-        if kind == "min":
-            return min(t for t, _ in targets)
-        if kind == "max":
-            return max(t for t, _ in targets)
-        return not_nan(sum(t * w for t, w in targets) / count)    # mean
-    return aggregate
+    wrap = WRAP.get(step.type) if kind == "sum" else not_nan if kind == "mean" else None
+    finish = None
+    if wrap is not None:
+        def finish(value):
+            try:
+                return wrap(value)
+            except FunctorError as error:
+                raise functor_error(error.diagnostics[0].message, rule) from None
+    return Reduce(kind, None if kind == "count" else k + 1, weighted=True, flag=k,
+                  finish=finish, modular=kind == "sum" and step.type in ("number", "unsigned"))
