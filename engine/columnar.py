@@ -355,6 +355,22 @@ def rows_run(batch: Mapping, iteration: int, arity: int, key_column: int) -> Run
                     columns.weights, key_column)
 
 
+def matches(spine: list, sought: np.ndarray) -> list:
+    """``(run, positions)`` of each run of ``spine`` holding some of the keys
+    ``sought`` (distinct): the positions of all their entries, in key order."""
+    found = []
+    for run in spine:
+        lo = run.keys.searchsorted(sought, "left")
+        counts = run.keys.searchsorted(sought, "right") - lo
+        hit = counts > 0
+        if not hit.any():
+            continue
+        lo, counts = lo[hit], counts[hit]
+        offsets = np.cumsum(counts) - counts
+        found.append((run, np.repeat(lo - offsets, counts) + np.arange(int(counts.sum()))))
+    return found
+
+
 def gather(spine: list, keys, nested: bool) -> dict:
     """key -> ``[(value, (iteration, weight))]`` (``[(value, weight)]`` when not
     ``nested``) of the entries of ``spine`` under ``keys`` (1-tuples): one
@@ -372,16 +388,7 @@ def gather(spine: list, keys, nested: bool) -> dict:
     sought.sort()
     if len(sought) > 1:
         sought = sought[np.concatenate(([True], sought[1:] != sought[:-1]))]
-    found = []
-    for run in spine:
-        lo = run.keys.searchsorted(sought, "left")
-        counts = run.keys.searchsorted(sought, "right") - lo
-        hit = counts > 0
-        if not hit.any():
-            continue
-        lo, counts = lo[hit], counts[hit]
-        offsets = np.cumsum(counts) - counts
-        found.append((run, np.repeat(lo - offsets, counts) + np.arange(int(counts.sum()))))
+    found = matches(spine, sought)
     if not found:
         return {}
     if len(found) == 1:
@@ -418,16 +425,7 @@ def gather_columns(spine: list, sought: np.ndarray) -> tuple[list, np.ndarray]:
     >>> [c.tolist() for c in columns], weights.tolist()
     ([[1, 1], [7, 8]], [1, 1])
     """
-    found = []
-    for run in spine:
-        lo = run.keys.searchsorted(sought, "left")
-        counts = run.keys.searchsorted(sought, "right") - lo
-        hit = counts > 0
-        if not hit.any():
-            continue
-        lo, counts = lo[hit], counts[hit]
-        offsets = np.cumsum(counts) - counts
-        found.append((run, np.repeat(lo - offsets, counts) + np.arange(int(counts.sum()))))
+    found = matches(spine, sought)
     if not found:
         return [], np.zeros(0, dtype=INT64)
     width = len(found[0][0].columns)

@@ -117,22 +117,7 @@ def test_distinct_trace_small_batch_that_does_not_pack(a, at):
         holder = Holder()
         node = DistinctTraceNode(holder)
         place([node], nested=True)
-        out = {}
-        for e in range(EPOCHS):
-            node.clock_start(0, e)
-            i = 0
-            while True:
-                holder.out = series.get((e, i), EMPTY)
-                node.evaluate(i)
-                if node.out:
-                    out[(e, i)] = dict(node.out)
-                later = [j for (te, j) in series if te == e and j > i]
-                if node.pending() is not None:
-                    later.append(node.pending())
-                if not later:
-                    break
-                i = min(later)
-            node.clock_stop(0, e)
+        out = run_packed_nested(node, holder, series)
         for t in grid(EPOCHS, ITERATIONS):
             assert integral(out, t) == distinct(integral(series, t)), t
         assert node.packed is None
