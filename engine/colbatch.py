@@ -364,19 +364,8 @@ def sort_key(columns: list, bounds: list | None = None) -> np.ndarray | None:
         return columns[0]
     if not len(columns[0]):
         return np.zeros(0, dtype=INT64)
-    if bounds is None:
-        bounds = bounds_of(columns)
-        if bounds is None:
-            return None
-    widths = [(high - low).bit_length() for low, high in bounds]
-    if sum(widths) > 63:
-        return None
-    key = np.zeros(len(columns[0]), dtype=INT64)
-    for column, (low, _), width in zip(columns, bounds, widths):
-        if width:
-            key <<= width
-            key |= column - low if low else column
-    return key
+    packed = packed_key(columns, bounds)
+    return None if packed is None else packed[0]
 
 
 #: From this many entries, a packed key of at most :data:`RADIX_BITS` bits is
@@ -541,19 +530,37 @@ def _consolidate_packed(packed, kinds: tuple, weights: np.ndarray, bounds: list)
     the key (:func:`order_packed`), the columns read back from the consolidated
     keys rather than gathered through the order one by one."""
     key, widths = packed
-    order = order_packed(key, sum(widths))
-    key, weights = key[order], weights[order]
-    new = np.empty(len(key), dtype=bool)
-    new[0] = True
-    np.not_equal(key[1:], key[:-1], out=new[1:])
-    if not new.all():
-        starts = np.flatnonzero(new)
-        weights = np.add.reduceat(weights, starts)
-        key = key[starts]
+    key, weights, _ = sum_packed(key, sum(widths), weights)
+    return ColBatch(unpack_key(key, bounds, widths), kinds, weights)
+
+
+def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = False):
+    """``(key, weights, order)``: the packed ``key`` sorted (:func:`order_packed`),
+    the weights of equal keys summed, zero sums dropped; ``order`` (when asked
+    for, else ``None``): each remaining key's position in the input.
+
+    >>> [x.tolist() for x in sum_packed(np.array([5, 2, 5, 7]), 3, np.array([1, 1, 2, 0]),
+    ...                                 order=True)]
+    [[2, 5], [1, 3], [1, 0]]
+    """
+    at = order_packed(key, bits)
+    key, weights = key[at], weights[at]
+    if len(key) > 1:
+        new = np.empty(len(key), dtype=bool)
+        new[0] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        if not new.all():
+            starts = np.flatnonzero(new)
+            weights = np.add.reduceat(weights, starts)
+            key = key[starts]
+            if order:
+                at = at[starts]
     keep = weights != 0
     if not keep.all():
         key, weights = key[keep], weights[keep]
-    return ColBatch(unpack_key(key, bounds, widths), kinds, weights)
+        if order:
+            at = at[keep]
+    return key, weights, at if order else None
 
 
 def concat(batches: list) -> ColBatch | None:

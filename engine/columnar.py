@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from engine import colbatch, lazy
-from engine.colbatch import ColBatch, bounds_of, order_packed, packed_key, unpack_key
+from engine.colbatch import ColBatch, bounds_of, packed_key, sum_packed, unpack_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
 from engine.trace import Trace, compile_row_functions
@@ -227,19 +227,7 @@ def make_run(columns: list, iterations, weights, key_column: int,
     packed = packed_key(ordered, bounds) if bounds is not None else None
     if packed is not None:
         key, widths = packed
-        order = order_packed(key, sum(widths))
-        key, weights = key[order], weights[order]
-        if len(key) > 1:
-            new = np.empty(len(key), dtype=bool)
-            new[0] = True
-            np.not_equal(key[1:], key[:-1], out=new[1:])
-            if not new.all():
-                starts = np.flatnonzero(new)
-                weights = np.add.reduceat(weights, starts)
-                key, order = key[starts], order[starts]
-        keep = weights != 0
-        if not keep.all():
-            key, weights, order = key[keep], weights[keep], order[keep]
+        key, weights, order = sum_packed(key, sum(widths), weights, order=True)
         if not len(weights):
             return None
         if len(key) < colbatch.RADIX_ROWS:  # a few gathers: fewer numpy calls
