@@ -255,11 +255,19 @@ def key_run(keys, iterations, weights) -> Run | None:
 
 def gather(spine: list, sought: np.ndarray):
     """``(sought index, iteration, weight)`` of the entries of ``spine`` under
-    each of the ``sought`` packed rows, all ``int64`` (a run's may be narrower:
+    each of the ``sought`` packed rows (a run whose keys repeat a few times
+    at most read by :meth:`~engine.columnar.Run.find_window`), all ``int64``
+    (a run's may be narrower:
     ``np.add.at`` into ``int64`` from another type took a path 250x slower)."""
     found = []
     for run in spine:
-        pairs = probe(sought, run)
+        width = run.window()
+        if width > 1:  # a few entries a key at most: one search, a window after it
+            pairs = run.find_window(sought, width)
+            if not len(pairs[0]):
+                continue
+        else:
+            pairs = probe(sought, run)
         if pairs is not None:
             mine, theirs = pairs
             found.append((mine, run.iterations[theirs].astype(INT64, copy=False),
