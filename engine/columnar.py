@@ -626,6 +626,22 @@ class ColumnarTrace:
             new.append_rows({v: w for values in batch.values() for v, w in values.items()})
         return new
 
+    def with_epoch_of(self, trace: Trace) -> ColumnarTrace:
+        """A copy of this trace (its past runs shared) whose current epoch is
+        the dict ``trace``'s, read again (a child's trace whose past this one
+        holds already: only the epoch's few entries are converted);
+        :class:`Unfit` if they do not fit."""
+        new = ColumnarTrace(self.nested, self.index)
+        new.epoch, new.arity, new.past = trace.epoch, self.arity, list(self.past)
+        if trace.cur:
+            groups = list(trace.cur.values())
+            new._check_arity(len(next(iter(groups[0]))))
+            found = entries_of(groups, new.arity, trace.nested)
+            if found is None:
+                raise Unfit()
+            push_run(new._cur, make_run(*found, new.key_column), new.key_column)
+        return new
+
     def to_trace(self) -> Trace:
         """The same entries as a dict :class:`~engine.trace.Trace` (built from
         the runs' arrays in bulk: :mod:`engine.tracearrays`)."""
