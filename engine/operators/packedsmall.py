@@ -46,7 +46,7 @@ from __future__ import annotations
 from engine import colbatch, lazy
 from engine.colbatch import COUNTS, INT64
 from engine.columnar import PAST_FLOOR, narrow, push_run
-from engine.operators.columns import PackedTrace, key_run
+from engine.operators.columns import PackedTrace, key_run, probe_expand
 from engine.trace import history_add, history_items, history_total
 
 np = lazy.module("numpy", globals())
@@ -104,12 +104,17 @@ class OverlaidTrace(PackedTrace):
         known = self.known
         if known:  # the epoch's runs join the past: what they add to a known row
             for run in self.cur:
-                keys = run.keys.tolist()
-                hits = [at for at, key in enumerate(keys) if key in known]
+                # the known rows among the run's (a set operation in C: half the
+                # time of a loop testing each), then their entries by searchsorted
+                hits = known.keys() & run.keys.tolist()
                 if hits:
-                    iterations, weights = run.iterations.tolist(), run.weights.tolist()
-                    for at in hits:
-                        known[keys[at]] += ((iterations[at], weights[at]),)
+                    sought = np.array(sorted(hits), dtype=INT64)
+                    lo = run.keys.searchsorted(sought)
+                    pairs = probe_expand(lo, run.keys.searchsorted(sought, "right") - lo)
+                    mine, theirs = pairs
+                    for key, j, w in zip(sought[mine].tolist(), run.iterations[theirs].tolist(),
+                                         run.weights[theirs].tolist()):
+                        known[key] += ((j, w),)
         kept = {id(run) for run in self.past}
         super().commit()
         for run in self.past:
