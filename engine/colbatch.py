@@ -121,6 +121,27 @@ LONG_LOOP = 64
 #: 5-7 ms with its state left in runs, 1 ms in dicts); the move costs about a
 #: microsecond per entry, so larger states stay in runs.
 SMALL_STATE = 20_000
+#: In a child circuit, a join given a delta already in columns (a Distinct
+#: Trace's output on packed state) of this many rows joins it on columns even
+#: against a small dict trace, through a copy of it in runs kept beside it
+#: (engine.operators.join.TraceNode.columns_view): the row loop would make
+#: the delta's rows, and the next Distinct its columns again. Closure of the
+#: 1,000-node random graph, single-fact updates (CPU ms, median retract /
+#: insert, mean; 60 pairs, loaded machine): row loop 14.6 / 13.3, 18.0; from
+#: 256 rows 14.2 / 12.2, 15.6; 128: 13.2 / 12.8, 15.0; 64: 13.4 / 12.4, 14.6;
+#: 32: 12.2 / 11.0, 14.2 (a second run: 13.8 / 13.4, 15.5 at 32, 12.6 /
+#: 11.8, 14.2 at 64).
+VIEW_ROWS = 64
+#: ... against a dict trace of fewer than this many entries (a closure's
+#: edges): a copy of a larger one, made again when an epoch that did not read
+#: it changed it, cost more than the row loop saved (Andersen's analysis,
+#: traces of 18,000 rows: single-fact updates 3.5 -> 5.5 ms).
+VIEW_STATE = 4096
+#: A new copy is made only for a delta of at least a VIEW_COPY th of the
+#: trace's entries (a copy costs ~0.5 µs an entry, the row loop ~1.5 µs a
+#: delta row); one read in every epoch is kept, carried over at commit (a
+#: closure's edges: copied once, in the bulk load).
+VIEW_COPY = 4
 #: A run (engine.columnar) of this many entries or more keeps its iterations
 #: and weights in the narrowest int type that holds them; shorter ones stay
 #: int64: they hold little, and finding the range (two passes) cost single-fact

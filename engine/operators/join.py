@@ -44,16 +44,6 @@ from engine.operators.linear import ColumnChain, emit_lines
 from engine.trace import DELTA_SOURCE, Trace, delta_cursor
 from engine.zset import EMPTY, add_into
 
-#: A child's join takes a delta in columns already (a Distinct's output on
-#: packed state) of this many rows on columns, reading a small dict trace
-#: of the other side through a copy in runs (TraceNode.columns_view).
-VIEW_ROWS = 64
-#: ... of fewer than this many rows: a copy of a larger one, made again
-#: when an epoch that did not read it changed it, cost more than the row
-#: loop (Andersen's analysis: traces of 18,000 rows, 3.5 -> 5.5 ms an update).
-VIEW_STATE = 4096
-
-
 colbatch.COUNTS.setdefault("join_view", 0)  # joins on columns reading a view
 
 
@@ -89,14 +79,15 @@ class TraceNode(Node):
         self.viewing = -1  # the last epoch a join read the view
         self.large = -1    # the last epoch it was found too large for one
 
-    def columns_view(self) -> ColumnarTrace | None:
+    def columns_view(self, rows: int = 0) -> ColumnarTrace | None:
         """The trace in runs for a join on columns, without moving it: itself
         if in runs; for a child's dict trace of fewer than
-        :data:`VIEW_STATE` rows, a copy in runs (``None``
+        :data:`~engine.colbatch.VIEW_STATE` rows, a copy in runs (``None``
         when its rows do not fit, or a larger trace: it would cost too much
         to copy), made again from this epoch's entries when some were
         appended since (the past's runs are kept: they change at commit
-        only, with the view)."""
+        only, with the view). A new copy is made only for a delta of
+        ``rows`` at least a :data:`~engine.colbatch.VIEW_COPY` th of the trace's entries."""
         trace = self.trace
         if type(trace) is ColumnarTrace:
             return trace
@@ -108,10 +99,12 @@ class TraceNode(Node):
             self.viewing = trace.epoch
             return view
         if view is None or view.epoch != trace.epoch:
-            if self.large == trace.epoch or (self.appended >= VIEW_STATE and sum(
-                    map(len, trace.past.values())) + len(trace.cur) >= VIEW_STATE):
+            if self.large == trace.epoch or (self.appended >= colbatch.VIEW_STATE and sum(
+                    map(len, trace.past.values())) + len(trace.cur) >= colbatch.VIEW_STATE):
                 self.large = trace.epoch  # (entries never outnumber the rows appended)
                 return None
+            if rows * colbatch.VIEW_COPY < min(self.appended, sum(map(len, trace.past.values()))):
+                return None   # a copy to make for a few rows: the row loop is cheaper
         try:
             if view is not None and view.epoch == trace.epoch:
                 view = view.with_epoch_of(trace)  # this epoch's appends, read again
@@ -141,7 +134,7 @@ class TraceNode(Node):
                 return
             self.viewed = self.appended
         view.commit()
-        if sum(map(len, view.past)) >= VIEW_STATE:
+        if sum(map(len, view.past)) >= colbatch.VIEW_STATE:
             self.view = None
 
     def columns_ready(self) -> bool:
@@ -431,14 +424,14 @@ class JoinNode(Node):
 
     def on_views(self, a, b):
         """:meth:`columns_of` for a delta in columns already (a Distinct's
-        output on packed state) of :data:`VIEW_ROWS` rows or more, when each
+        output on packed state) of :data:`~engine.colbatch.VIEW_ROWS` rows or more, when each
         trace is in runs or is a small dict with a view in runs
         (:meth:`TraceNode.columns_view`): the row loop would make the
         delta's rows and the next Distinct its columns again."""
         size = max(len(x) for x in (a, b) if type(x) is ColBatch)
-        if size < VIEW_ROWS:
+        if size < colbatch.VIEW_ROWS:
             return None
-        left, right = self.reads[0].columns_view(), self.reads[1].columns_view()
+        left, right = self.reads[0].columns_view(size), self.reads[1].columns_view(size)
         if left is None or right is None:
             return None
         found = self.deltas_in_columns(a, b, (left, right))

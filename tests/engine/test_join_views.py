@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 import datalog
 from datalog import EvaluationError
 from engine import colbatch
+from engine.colbatch import VIEW_COPY, VIEW_STATE
 from engine.node import Node
-from engine.operators.join import VIEW_STATE, TraceNode
+from engine.operators.join import TraceNode
 from tests.datalog.differential import closure
 
 rows = st.dictionaries(st.tuples(st.integers(0, 5), st.integers(0, 5)),
@@ -43,7 +44,7 @@ def test_the_view_holds_the_trace_entries_after_any_steps(ops):
             source.out = op[2]
             node.clock_stop(1, iteration)
         elif op[0] == "read":
-            view = node.columns_view()
+            view = node.columns_view(1 << 20)
             assert view is not None and entries(view) == entries(node.trace)
         elif op[0] == "commit":
             node.clock_stop(0, 0)
@@ -62,7 +63,20 @@ def test_a_large_trace_has_no_view():
     source.out = {(k, k): 1 for k in range(VIEW_STATE)}
     node.clock_stop(1, 0)
     node.clock_stop(0, 0)
-    assert node.columns_view() is None
+    assert node.columns_view(1 << 20) is None
+
+
+def test_a_view_is_made_for_a_delta_worth_the_copy():
+    """A new view copies the trace (~0.5 µs an entry): it is made for a delta
+    of at least a VIEW_COPY th of its entries; once made, it serves any."""
+    source = Node()
+    node = TraceNode(source, ("cols", (0,)), nested=True)
+    source.out = {(k, k): 1 for k in range(400)}
+    node.clock_stop(1, 0)
+    node.clock_stop(0, 0)
+    assert node.columns_view(400 // VIEW_COPY - 1) is None
+    assert node.columns_view(400 // VIEW_COPY) is not None
+    assert node.columns_view(1) is node.view
 
 
 TC = """.decl edge(x: number, y: number)
