@@ -123,7 +123,10 @@ LONG_LOOP = 64
 SMALL_STATE = 20_000
 #: In a child circuit, a join given a delta already in columns (a Distinct
 #: Trace's output on packed state) of this many rows joins it on columns even
-#: against a small dict trace, through a copy of it in runs kept beside it
+#: against a small dict trace of a lower stratum's relation (not appended to
+#: after iteration 0: a loop's own trace would need a new copy every
+#: iteration; Andersen's bulk load 0.41 -> 0.56 s), through a copy of it in
+#: runs kept beside it
 #: (engine.operators.join.TraceNode.columns_view): the row loop would make
 #: the delta's rows, and the next Distinct its columns again. Closure of the
 #: 1,000-node random graph, single-fact updates (CPU ms, median retract /
