@@ -6,9 +6,11 @@ past runs finds."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.operators import packedsmall
 from engine.operators.columns import key_run
 from engine.operators.packedsmall import OverlaidTrace, probe
 
@@ -28,10 +30,17 @@ def totals(pairs) -> dict:
     return {j: w for j, w in out.items() if w}
 
 
+@pytest.mark.parametrize("scan", [0, 1 << 20])  # by set and searchsorted; by a loop
 @settings(max_examples=300, deadline=None)
 @given(st.lists(entries, max_size=3), st.lists(entries, min_size=1, max_size=3),
        st.sets(st.integers(0, 11), max_size=8))
-def test_known_rows_hold_the_past_entries_after_a_commit(past, epoch, known):
+def test_known_rows_hold_the_past_entries_after_a_commit(scan, past, epoch, known):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(packedsmall, "KNOWN_SCAN", scan)
+        check_commit(past, epoch, known)
+
+
+def check_commit(past, epoch, known):
     trace = OverlaidTrace()
     trace.past = [run for run in (run_of(p) for p in past if p) if run is not None]
     found = probe(trace.past, sorted(known))
