@@ -289,6 +289,11 @@ class JoinNode(Node):
         self.vectors: list = []   # per stage, its columnar form or None (engine.vector)
         self.functions: dict = {}
         self.compiled_for: tuple = ()
+        #: the cursor sources read -> their compiled loops: a trace that changes
+        #: kind and back (dict <-> runs, every epoch in a chain's closure) costs
+        #: one compile per kind, not one per change (3 ms each; and each compile
+        #: left a reference cycle, its functions <-> their namespace, to the gc)
+        self.compiled: dict = {}
         self.on_columns = False
         self.column_stages: ColumnChain | None = None
         self.row_fallbacks = 0  # rows of columnar output run through row stages
@@ -305,6 +310,7 @@ class JoinNode(Node):
         """Take over the linear stages of ``consumer`` (a chain reading only this)."""
         self.stages += consumer.stages
         self.vectors += consumer.vectors
+        self.compiled.clear()
 
     def prepare(self) -> None:
         """Compile the loops for the kinds of the traces read (again when a
@@ -312,9 +318,13 @@ class JoinNode(Node):
         nested = self.circuit is not None and self.circuit.nested
         left, right = self.left_trace, self.right_trace
         self.compiled_for = (type(left), type(right))
-        self.functions = compile_join(
-            self.combine, self.stages, self.reads[0].index, self.reads[1].index,
-            read_sources(right, nested), read_sources(left, nested))
+        sources = read_sources(right, nested), read_sources(left, nested)
+        kinds = tuple(tuple(side.items()) for side in sources)
+        functions = self.compiled.get(kinds)
+        if functions is None:
+            functions = self.compiled[kinds] = compile_join(
+                self.combine, self.stages, self.reads[0].index, self.reads[1].index, *sources)
+        self.functions = functions
         # the columnar path: a projection, keys of one column, traces in memory
         self.on_columns = (not callable(self.combine) and not self.spilled
                            and fits(self.reads[0].index) and fits(self.reads[1].index))
