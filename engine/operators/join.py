@@ -289,6 +289,11 @@ class JoinNode(Node):
         self.vectors: list = []   # per stage, its columnar form or None (engine.vector)
         self.functions: dict = {}
         self.compiled_for: tuple = ()
+        # (left trace type, right trace type) -> functions, for dict and columnar
+        # traces (their cursors' sources are fixed by the type): a join whose
+        # trace goes to runs in a long loop and back at commit compiled again
+        # twice an epoch (and read the columnar trace's epoch part, merging it)
+        self.compiled: dict = {}
         self.on_columns = False
         self.column_stages: ColumnChain | None = None
         self.row_fallbacks = 0  # rows of columnar output run through row stages
@@ -305,16 +310,23 @@ class JoinNode(Node):
         """Take over the linear stages of ``consumer`` (a chain reading only this)."""
         self.stages += consumer.stages
         self.vectors += consumer.vectors
+        self.compiled = {}  # (compiled without these stages)
 
     def prepare(self) -> None:
         """Compile the loops for the kinds of the traces read (again when a
         trace changes kind, e.g. goes columnar)."""
         nested = self.circuit is not None and self.circuit.nested
         left, right = self.left_trace, self.right_trace
-        self.compiled_for = (type(left), type(right))
-        self.functions = compile_join(
-            self.combine, self.stages, self.reads[0].index, self.reads[1].index,
-            read_sources(right, nested), read_sources(left, nested))
+        self.compiled_for = kinds = (type(left), type(right))
+        cached = all(kind in (Trace, ColumnarTrace) for kind in kinds)
+        functions = self.compiled.get(kinds) if cached else None
+        if functions is None:
+            functions = compile_join(
+                self.combine, self.stages, self.reads[0].index, self.reads[1].index,
+                read_sources(right, nested), read_sources(left, nested))
+            if cached:
+                self.compiled[kinds] = functions
+        self.functions = functions
         # the columnar path: a projection, keys of one column, traces in memory
         self.on_columns = (not callable(self.combine) and not self.spilled
                            and fits(self.reads[0].index) and fits(self.reads[1].index))
