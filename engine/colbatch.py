@@ -514,12 +514,12 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
                 new[1:] |= column[1:] != column[:-1]
         columns = [c[order] for c in columns]
         weights = weights[order]
-        if not new.all():
-            starts = np.flatnonzero(new)
+        if np.count_nonzero(new) < n:
+            starts = new.nonzero()[0]
             weights = np.add.reduceat(weights, starts)
             columns = [c[starts] for c in columns]
     keep = weights != 0
-    if not keep.all():
+    if np.count_nonzero(keep) < len(keep):
         columns = [c[keep] for c in columns]
         weights = weights[keep]
     return ColBatch(columns, kinds, weights)
@@ -549,14 +549,14 @@ def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = Fa
         new = np.empty(len(key), dtype=bool)
         new[0] = True
         np.not_equal(key[1:], key[:-1], out=new[1:])
-        if not new.all():
-            starts = np.flatnonzero(new)
+        if np.count_nonzero(new) < len(new):
+            starts = new.nonzero()[0]
             weights = np.add.reduceat(weights, starts)
             key = key[starts]
             if order:
                 at = at[starts]
     keep = weights != 0
-    if not keep.all():
+    if np.count_nonzero(keep) < len(keep):
         key, weights = key[keep], weights[keep]
         if order:
             at = at[keep]

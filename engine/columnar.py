@@ -112,7 +112,7 @@ class Run:
         """``(positions in sought, positions in the run)`` of the sought keys
         present, for a run of unique keys: one ``searchsorted``, a check."""
         at = self.keys.searchsorted(sought, "left")
-        mine = np.flatnonzero(self.keys.take(at, mode="clip") == sought)
+        mine = (self.keys.take(at, mode="clip") == sought).nonzero()[0]
         return mine, at[mine]
 
     def weight_sums(self, sought: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
@@ -156,7 +156,7 @@ class Run:
             at, step = after - 1, -1
         out = np.where(keys.take(at, mode="clip") == sought, weights.take(at, mode="clip"),
                        0).astype(INT64, copy=False)
-        follow = np.flatnonzero(out)   # found (a run's weights are never 0)
+        follow = out.nonzero()[0]   # found (a run's weights are never 0)
         at = at[follow]
         while len(follow):
             at += step
@@ -284,12 +284,13 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
         at = first.keys.searchsorted(second.keys, "right")
     unique = None
     if first.unique and second.unique:  # and no key of the second in the first
-        unique = not (first.keys.take(at - 1, mode="clip") == second.keys)[at > 0].any()
+        unique = not np.count_nonzero(
+            (first.keys.take(at - 1, mode="clip") == second.keys)[at > 0])
     at = at + np.arange(len(second))
     n = len(first) + len(second)
     rest = np.ones(n, dtype=bool)
     rest[at] = False
-    others = np.flatnonzero(rest)
+    others = rest.nonzero()[0]
     wide = n >= colbatch.NARROW_ROWS
 
     def mix(x, y, limits=None, small=True):

@@ -81,14 +81,14 @@ def probe_sorted(sought: np.ndarray, run: Run):
     new = np.empty(n, dtype=bool)
     new[0] = True
     np.not_equal(sought[1:], sought[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    starts = new.nonzero()[0]
     if len(starts) * 2 > n:
         return probe(sought, run)
     keys = run.keys
     distinct = sought[starts]
     lo = keys.searchsorted(distinct, "left")
     counts = keys.searchsorted(distinct, "right") - lo
-    if not counts.any():
+    if not np.count_nonzero(counts):
         return None
     sizes = np.diff(starts, append=n)
     return probe_expand(np.repeat(lo, sizes), np.repeat(counts, sizes))
@@ -100,7 +100,7 @@ def probe_expand(lo: np.ndarray, counts: np.ndarray):
     total = int(counts.sum())
     if not total:
         return None
-    mine = np.flatnonzero(counts)
+    mine = counts.nonzero()[0]
     if len(mine) == total:
         return mine, lo[mine]
     mine = np.repeat(np.arange(len(counts)), counts)
@@ -163,9 +163,9 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
         if i is not None:
             at = run.iterations[theirs]
             later = at > i
-            if later.any():
+            if np.count_nonzero(later):
                 for j, where in group_by(at[later]):
-                    chosen = np.flatnonzero(later)[where]
+                    chosen = later.nonzero()[0][where]
                     future(j).append(([c[chosen] for c in columns], weights[chosen]))
                 now = ~later
                 columns = [c[now] for c in columns]
@@ -366,24 +366,24 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         delta = (((w12 + w3 + w > 0).view(np.int8) - (w13 > 0).view(np.int8))
                  - ((w12 > 0).view(np.int8) - (w1 > 0).view(np.int8)))
         later = ~upto
-        if later.any():
+        if np.count_nonzero(later):
             nxt = np.full(n, NO_TIME, dtype=INT64)
             np.minimum.at(nxt, mine[later], at[later])
             wait = (nxt != NO_TIME) & (w3 + w != 0)
-            if wait.any():
+            if np.count_nonzero(wait):
                 for j, where in group_by(nxt[wait]):
-                    chosen = rows[np.flatnonzero(wait)[where]]
+                    chosen = rows[wait.nonzero()[0][where]]
                     waiting = trace.scheduled.get(j)
                     if waiting is None:
                         trace.scheduled[j] = [chosen]
                         heap_push(j)
                     else:
                         waiting.append(chosen)
-    if w.all():
+    if np.count_nonzero(w) == n:
         trace.append_sorted(rows, i, w, after)
     else:  # the rows only due now (and any zero weight)
         changed = w != 0
         trace.append_sorted(rows[changed], i, w[changed],
                             None if after is None else after[changed])
-    keep = np.flatnonzero(delta)
+    keep = delta.nonzero()[0]
     return rows[keep], delta[keep].astype(INT64)
