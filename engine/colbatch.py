@@ -215,13 +215,16 @@ def _column(values: list):
 class ColBatch(Mapping):
     """A consolidated Z-set in columns (module docstring)."""
 
-    __slots__ = ("columns", "kinds", "weights", "_rows")
+    __slots__ = ("bounds", "columns", "kinds", "weights", "_rows")
 
-    def __init__(self, columns: list, kinds: tuple, weights: np.ndarray):
+    def __init__(self, columns: list, kinds: tuple, weights: np.ndarray, bounds=None):
         self.columns = columns
         self.kinds = kinds
         self.weights = weights
         self._rows: dict | None = None
+        # (low, high) of each int64 column, when known (its values lie within:
+        # a consolidation found them), so that a packing checks no range again
+        self.bounds: list | None = bounds
 
     # -- conversion ---------------------------------------------------------
 
@@ -291,7 +294,7 @@ class ColBatch(Mapping):
     @property
     def int_only(self) -> bool:
         """Whether every column is ``int64`` (what columnar traces hold)."""
-        return all(kind == "i" for kind in self.kinds)
+        return self.kinds.count("i") == len(self.kinds)
 
     # -- the mapping, over the rows -------------------------------------------
 
@@ -485,17 +488,22 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
     {(1,): 1}
     >>> dict(consolidate([], (), np.array([2, -1])))   # nullary: one row ()
     {(): 1}
+    >>> consolidate([np.array([3, 1]), np.array([0, 9])], ("i", "i"), np.array([1, 1])).bounds
+    [(1, 3), (0, 9)]
     """
     if not columns:   # nullary rows: all the same row ()
         total = int(weights.sum())
         return ColBatch([], kinds, np.array([total] if total else [], dtype=INT64))
     columns = [c + 0.0 if c.dtype.kind == "f" else c for c in columns]  # -0.0 -> 0.0
     n = len(weights)
-    packed = packed_key(columns) if n >= RADIX_ROWS else None
+    bounds = bounds_of(columns) if n > 1 and (len(columns) > 1 or n >= RADIX_ROWS) else None
+    packed = packed_key(columns, bounds) if n >= RADIX_ROWS and bounds is not None else None
     if packed is not None:  # sort the packed key alone, the columns unpacked from it
-        return _consolidate_packed(packed, kinds, weights, bounds_of(columns))
+        out = _consolidate_packed(packed, kinds, weights, bounds)
+        out.bounds = bounds
+        return out
     if n > 1:
-        key = sort_key(columns)
+        key = sort_key(columns, bounds)
         if key is not None:
             order = np.argsort(key, kind="stable")
             key = key[order]
@@ -522,7 +530,7 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
     if np.count_nonzero(keep) < len(keep):
         columns = [c[keep] for c in columns]
         weights = weights[keep]
-    return ColBatch(columns, kinds, weights)
+    return ColBatch(columns, kinds, weights, bounds)
 
 
 def _consolidate_packed(packed, kinds: tuple, weights: np.ndarray, bounds: list) -> ColBatch:

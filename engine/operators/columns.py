@@ -218,6 +218,8 @@ class Packing:
     [[-1, 3], [7, 0]]
     >>> p.pack([np.array([1 << 40]), np.array([0])]) is None
     True
+    >>> p.pack([np.array([1]), np.array([0])], [(0, 1 << 40), (0, 0)]) is None  # bounds given
+    True
     """
 
     def __init__(self, arity: int):
@@ -225,7 +227,9 @@ class Packing:
         self.bits = 63 // arity
         self.bias = 1 << (self.bits - 1)
 
-    def pack(self, columns: list) -> np.ndarray | None:
+    def pack(self, columns: list, bounds: list | None = None) -> np.ndarray | None:
+        """The rows' keys; ``None`` when a value is out of range. ``bounds``:
+        each column's ``(low, high)``, if known (no range to find then)."""
         if len(columns) != self.arity or any(c.dtype != INT64 for c in columns):
             return None
         if self.arity == 1:
@@ -233,10 +237,12 @@ class Packing:
         if not len(columns[0]):
             return np.zeros(0, dtype=INT64)
         bias = self.bias
-        key = np.zeros(len(columns[0]), dtype=INT64)
-        for column in columns:
-            if int(column.min()) < -bias or int(column.max()) >= bias:
-                return None
+        if bounds is None:
+            bounds = [(int(column.min()), int(column.max())) for column in columns]
+        if any(low < -bias or high >= bias for low, high in bounds):
+            return None
+        key = columns[0] + bias
+        for column in columns[1:]:
             key <<= self.bits
             key |= column + bias
         return key
@@ -257,18 +263,28 @@ def gather(spine: list, sought: np.ndarray):
     """``(sought index, iteration, weight)`` of the entries of ``spine`` under
     each of the ``sought`` packed rows, all ``int64`` (a run's may be narrower:
     ``np.add.at`` into ``int64`` from another type took a path 250x slower)."""
+    found = gather_once(spine, sought)
+    return None if found is None else found[:3]
+
+
+def gather_once(spine: list, sought: np.ndarray):
+    """:func:`gather`, and whether each sought index is in it at most once
+    (one run held the matches, and no key repeats in it): then the weights
+    can be assigned where they would be added (``np.add.at``)."""
     found = []
+    unique = True
     for run in spine:
         pairs = probe(sought, run)
         if pairs is not None:
             mine, theirs = pairs
+            unique = not found and run.is_unique()
             found.append((mine, run.iterations[theirs].astype(INT64, copy=False),
                           run.weights[theirs].astype(INT64, copy=False)))
     if not found:
         return None
     if len(found) == 1:
-        return found[0]
-    return tuple(np.concatenate([f[k] for f in found]) for k in range(3))
+        return (*found[0], unique)
+    return (*(np.concatenate([f[k] for f in found]) for k in range(3)), False)
 
 
 class PackedTrace:
@@ -341,9 +357,11 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
         w = np.zeros(len(rows), dtype=INT64)
         w[rows.searchsorted(keys)] = weights
-    else:
+    elif len(keys) > 1 and np.count_nonzero(keys[1:] <= keys[:-1]):
         order = np.argsort(keys, kind="stable")
         rows, w = keys[order], weights[order]
+    else:  # in order already (a consolidated batch's packed rows are)
+        rows, w = keys, weights
     n = len(rows)
     w3 = np.zeros(n, dtype=INT64)
     after = None
@@ -351,20 +369,29 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
             after = run.keys.searchsorted(rows, "right")
         w3 += run.weight_sums(rows, after)
-    found = gather(trace.past, rows)
+    found = gather_once(trace.past, rows)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
     else:
-        mine, at, pw = found
-        w1 = np.zeros(n, dtype=INT64)
+        mine, at, pw, unique = found
         w12 = np.zeros(n, dtype=INT64)
-        before = at < i
-        np.add.at(w1, mine[before], pw[before])
         upto = at <= i
-        np.add.at(w12, mine[upto], pw[upto])
-        w13 = w1 + w3
-        delta = (((w12 + w3 + w > 0).view(np.int8) - (w13 > 0).view(np.int8))
-                 - ((w12 > 0).view(np.int8) - (w1 > 0).view(np.int8)))
+        if unique:  # (each row once among the matches)
+            w12[mine] = np.where(upto, pw, 0)
+        else:
+            np.add.at(w12, mine[upto], pw[upto])
+        before = at < i
+        if np.count_nonzero(before):
+            w1 = np.zeros(n, dtype=INT64)
+            if unique:
+                w1[mine] = np.where(before, pw, 0)
+            else:
+                np.add.at(w1, mine[before], pw[before])
+            delta = (((w12 + w3 + w > 0).view(np.int8) - (w1 + w3 > 0).view(np.int8))
+                     - ((w12 > 0).view(np.int8) - (w1 > 0).view(np.int8)))
+        else:  # w1 = 0 (a chain's rows: their past entry is at this iteration)
+            delta = (((w12 + w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8))
+                     - (w12 > 0).view(np.int8))
         later = ~upto
         if np.count_nonzero(later):
             nxt = np.full(n, NO_TIME, dtype=INT64)
