@@ -110,7 +110,17 @@ class Run:
 
     def find(self, sought: np.ndarray):
         """``(positions in sought, positions in the run)`` of the sought keys
-        present, for a run of unique keys: one ``searchsorted``, a check."""
+        present, for a run of unique keys: one ``searchsorted``, a check (a
+        run of one entry: one comparison; a one-fact update's epoch probes
+        its one-entry run at every iteration).
+
+        >>> one = Run([np.array([4])], np.zeros(1), np.ones(1), 0)
+        >>> [x.tolist() for x in one.find(np.array([4, 2, 4]))]
+        [[0, 2], [0, 0]]
+        """
+        if len(self.keys) == 1:
+            mine = (sought == self.keys[0]).nonzero()[0]
+            return mine, np.zeros(len(mine), dtype=np.intp)
         at = self.keys.searchsorted(sought, "left")
         mine = (self.keys.take(at, mode="clip") == sought).nonzero()[0]
         return mine, at[mine]
@@ -206,7 +216,7 @@ def narrow_kind(low: int, high: int) -> str:
 
 
 def make_run(columns: list, iterations, weights, key_column: int,
-             bounds: list | None = None) -> Run | None:
+             bounds: list | None = None, chronological: bool = False) -> Run | None:
     """A run of the entries (any order, repeats allowed): sorted by key, then
     the other columns, then iteration; equal entries summed; zeros dropped;
     the iterations and weights :func:`narrow` (from
@@ -215,7 +225,18 @@ def make_run(columns: list, iterations, weights, key_column: int,
     When the ranges allow, the entries are packed into one ``int64`` each,
     only that key is sorted (:func:`~engine.colbatch.order_packed`: radix,
     or a merge of the sorted runs concatenated) and the columns are read back
-    from the consolidated keys, with no gather of each column."""
+    from the consolidated keys, with no gather of each column.
+
+    ``chronological``: the entries are runs' (each consolidated) one after
+    the other, every run's iterations before the next one's (an epoch's
+    appends, :func:`merge_runs`): no two entries are equal and entries of
+    one row are in order of iteration already, so one stable sort by the
+    row alone orders them, with nothing to sum (the iteration left out of
+    the sort key: fewer radix passes)."""
+    if chronological and bounds is not None:
+        found = _chronological_run(columns, iterations, weights, key_column, bounds)
+        if found is not None:
+            return found
     if iterations.dtype != INT64:  # sums and sort keys in int64
         iterations = iterations.astype(INT64)
     if weights.dtype != INT64:
@@ -266,6 +287,29 @@ def make_run(columns: list, iterations, weights, key_column: int,
     return Run(columns, iterations, weights, key_column, bounds)
 
 
+def _chronological_run(columns: list, iterations, weights, key_column: int,
+                       bounds: list) -> Run | None:
+    """:func:`make_run` of chronological entries; ``None`` when the rows do
+    not pack (the general path then)."""
+    ordered = [columns[key_column], *(c for at, c in enumerate(columns) if at != key_column)]
+    packed = packed_key(ordered, bounds[:-1])
+    if packed is None or not len(weights):
+        return None
+    key, widths = packed
+    order = colbatch.order_packed(key, sum(widths))
+    iterations, weights = iterations[order], weights[order]
+    if len(key) < colbatch.RADIX_ROWS:
+        columns = [c[order] for c in columns]
+    else:  # read back from the sorted keys: no random access
+        unpacked = unpack_key(key[order], bounds[:-1], widths)
+        columns = unpacked[1:]
+        columns.insert(key_column, unpacked[0])
+    if len(weights) >= colbatch.NARROW_ROWS:
+        iterations = narrow(iterations, bounds[-1])
+        weights = narrow(weights)
+    return Run(columns, iterations, weights, key_column, bounds)
+
+
 def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = None) -> Run:
     """The merge of two runs of one column whose entries are all at
     different iterations, the first's earlier: no two entries are equal, and
@@ -311,13 +355,16 @@ def merge_runs(runs: list, key_column: int) -> Run | None:
     if all(r.bounds is not None for r in runs):
         bounds = [(min(b[0] for b in column), max(b[1] for b in column))
                   for column in zip(*(r.bounds for r in runs))]
-        if (len(runs) == 2 and len(runs[0].columns) == 1
-                and runs[0].bounds[-1][1] < runs[1].bounds[-1][0]):
+        chronological = all(a.bounds[-1][1] < b.bounds[-1][0] for a, b in zip(runs, runs[1:]))
+        if len(runs) == 2 and len(runs[0].columns) == 1 and chronological:
             return interleave(runs[0], runs[1], bounds)
+    else:
+        chronological = False
     return make_run([np.concatenate([r.columns[c] for r in runs])
                      for c in range(len(runs[0].columns))],
                     np.concatenate([r.iterations for r in runs], dtype=INT64),
-                    np.concatenate([r.weights for r in runs], dtype=INT64), key_column, bounds)
+                    np.concatenate([r.weights for r in runs], dtype=INT64), key_column, bounds,
+                    chronological)
 
 
 def push_run(spine: list, run: Run | None, key_column: int, floor: int = 0) -> None:
@@ -651,7 +698,15 @@ class ColumnarTrace:
             self.staged_runs.append(make_run(list(batch.columns), iterations, batch.weights,
                                              self.key_column))
             return
-        self.tail.append(Run(list(batch.columns), iterations, batch.weights, self.key_column))
+        # its bounds (a consolidation's, else found: four numpy calls for pairs):
+        # then the merge of the epoch's appends knows them chronological (one
+        # stable sort by row: make_run) and scans none of them
+        found = batch.bounds if batch.bounds is not None else bounds_of(batch.columns)
+        key = self.key_column
+        bounds = [found[key], *(b for at, b in enumerate(found) if at != key),
+                  (iteration, iteration)]
+        self.tail.append(Run(list(batch.columns), iterations, batch.weights, self.key_column,
+                             bounds))
 
     @property
     def cur(self) -> list:
