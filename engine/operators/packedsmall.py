@@ -125,24 +125,28 @@ def learn(known: dict, spine: list) -> None:
     them took 20-40 ms a commit).
 
     >>> from engine.operators.columns import key_run
-    >>> known = {5: ((0, 1),), 9: ()}
+    >>> known = {5: ((0, 1),), 9: (), 7: ()}
     >>> learn(known, [key_run(np.array([5, 5, 7]), np.array([2, 3, 2]), np.array([1, -1, 1]))])
     >>> known
-    {5: ((0, 1), (2, 1), (3, -1)), 9: ()}
+    {5: ((0, 1), (2, 1), (3, -1)), 9: (), 7: ((2, 1),)}
     """
     rows = list(known)
     sought = np.array(rows, dtype=INT64)
     for run in spine:
         lows = run.keys.searchsorted(sought, "left")
-        highs = run.keys.searchsorted(sought, "right")
-        hits = np.flatnonzero(highs > lows).tolist()
-        if not hits:
+        counts = run.keys.searchsorted(sought, "right") - lows
+        hits = counts.nonzero()[0]
+        if not len(hits):
             continue
-        lows, highs = lows.tolist(), highs.tolist()
-        iterations, weights = run.iterations, run.weights
-        for at in hits:
-            lo, hi = lows[at], highs[at]
-            known[rows[at]] += tuple(zip(iterations[lo:hi].tolist(), weights[lo:hi].tolist()))
+        lows, counts = lows[hits], counts[hits]
+        total = int(counts.sum())
+        if total > len(hits):  # some row at several iterations: all its entries
+            lows = np.repeat(lows - (np.cumsum(counts) - counts), counts) + np.arange(total)
+        entries = list(zip(run.iterations[lows].tolist(), run.weights[lows].tolist()))
+        start = 0
+        for at, count in zip(hits.tolist(), counts.tolist()):
+            known[rows[at]] += tuple(entries[start:start + count])
+            start += count
 
 
 def compact(run) -> None:
