@@ -81,3 +81,36 @@ def test_an_epochs_appends_merge_chronologically(monkeypatch):
 def _columns(batch: dict):
     found = ColBatch.from_rows(batch)
     return found.columns, found.kinds, found.weights
+
+
+one_column = st.lists(st.integers(-5, 20), max_size=15)
+
+
+@settings(max_examples=200, deadline=None)
+@given(one_column, one_column, st.booleans())
+def test_a_short_interleave_sorts_to_what_the_scatters_build(first, second, distinct):
+    """Two runs of one column, the second's iterations later: under
+    RADIX_ROWS entries they merge by one stable sort; the same as by the
+    scatters of longer runs (positions and whether the keys are unique)."""
+    from engine.columnar import interleave
+
+    if distinct:
+        first, second = sorted(set(first)), sorted(set(second))
+    a = make_run([np.array(first, dtype=np.int64)], np.arange(len(first)) % 2,
+                 np.ones(len(first), dtype=np.int64), 0)
+    b = make_run([np.array(second, dtype=np.int64)], np.full(len(second), 2),
+                 np.full(len(second), -1), 0)
+    if a is None or b is None:
+        return
+    a.unique, b.unique = a.is_unique(), b.is_unique()
+    bounds = [(-5, 20), (0, 2)]
+    saved = colbatch.RADIX_ROWS
+    try:
+        colbatch.RADIX_ROWS = 1 << 30
+        short = interleave(a, b, bounds)
+        colbatch.RADIX_ROWS = 0
+        long = interleave(a, b, bounds)
+    finally:
+        colbatch.RADIX_ROWS = saved
+    assert entries(short) == entries(long)
+    assert short.unique == long.unique
