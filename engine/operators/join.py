@@ -36,7 +36,6 @@ from collections.abc import Callable
 from engine import colbatch
 from engine.codegen import build_functions, key_expression
 from engine.colbatch import ColBatch
-from engine.columnar import SOURCES as COLUMNAR_SOURCES
 from engine.columnar import ColumnarTrace, Unfit, fits
 from engine.node import Node
 from engine.operators import columns as col
@@ -262,14 +261,7 @@ def _nested_function(name: str, total: list[str], timed: list[str], current,
 
 
 def read_sources(trace: Trace, nested: bool) -> dict:
-    """kind -> the source of the cursor a join reads for it, of ``trace``.
-    A columnar trace's are known without making its cursors (which would
-    sort its epoch's appends into a run: 0.4 s of the closure of a
-    2,000-node chain, done again at commit)."""
-    if type(trace) is ColumnarTrace:
-        source = COLUMNAR_SOURCES[trace.nested]
-        kinds = ("total", "timed") if nested else ("plain",)
-        return {"delta": DELTA_SOURCE, **dict.fromkeys(kinds, source)}
+    """kind -> the source of the cursor a join reads for it, of ``trace``."""
     if nested:
         return {"delta": DELTA_SOURCE, "total": trace.epoch_cursor().source,
                 "timed": trace.past_cursor().source}
