@@ -216,7 +216,7 @@ def narrow_kind(low: int, high: int) -> str:
 
 
 def make_run(columns: list, iterations, weights, key_column: int,
-             bounds: list | None = None, chronological: bool = False) -> Run | None:
+             bounds: list | None = None) -> Run | None:
     """A run of the entries (any order, repeats allowed): sorted by key, then
     the other columns, then iteration; equal entries summed; zeros dropped;
     the iterations and weights :func:`narrow` (from
@@ -225,18 +225,7 @@ def make_run(columns: list, iterations, weights, key_column: int,
     When the ranges allow, the entries are packed into one ``int64`` each,
     only that key is sorted (:func:`~engine.colbatch.order_packed`: radix,
     or a merge of the sorted runs concatenated) and the columns are read back
-    from the consolidated keys, with no gather of each column.
-
-    ``chronological``: the entries are runs' (each consolidated) one after
-    the other, every run's iterations before the next one's (an epoch's
-    appends, :func:`merge_runs`): no two entries are equal and entries of
-    one row are in order of iteration already, so one stable sort by the
-    row alone orders them, with nothing to sum (the iteration left out of
-    the sort key: fewer radix passes)."""
-    if chronological and bounds is not None:
-        found = _chronological_run(columns, iterations, weights, key_column, bounds)
-        if found is not None:
-            return found
+    from the consolidated keys, with no gather of each column."""
     if iterations.dtype != INT64:  # sums and sort keys in int64
         iterations = iterations.astype(INT64)
     if weights.dtype != INT64:
@@ -283,29 +272,6 @@ def make_run(columns: list, iterations, weights, key_column: int,
             return None
     if len(weights) >= colbatch.NARROW_ROWS:
         iterations = narrow(iterations, bounds[-1] if bounds is not None else None)
-        weights = narrow(weights)
-    return Run(columns, iterations, weights, key_column, bounds)
-
-
-def _chronological_run(columns: list, iterations, weights, key_column: int,
-                       bounds: list) -> Run | None:
-    """:func:`make_run` of chronological entries; ``None`` when the rows do
-    not pack (the general path then)."""
-    ordered = [columns[key_column], *(c for at, c in enumerate(columns) if at != key_column)]
-    packed = packed_key(ordered, bounds[:-1])
-    if packed is None or not len(weights):
-        return None
-    key, widths = packed
-    order = colbatch.order_packed(key, sum(widths))
-    iterations, weights = iterations[order], weights[order]
-    if len(key) < colbatch.RADIX_ROWS:
-        columns = [c[order] for c in columns]
-    else:  # read back from the sorted keys: no random access
-        unpacked = unpack_key(key[order], bounds[:-1], widths)
-        columns = unpacked[1:]
-        columns.insert(key_column, unpacked[0])
-    if len(weights) >= colbatch.NARROW_ROWS:
-        iterations = narrow(iterations, bounds[-1])
         weights = narrow(weights)
     return Run(columns, iterations, weights, key_column, bounds)
 
@@ -372,16 +338,13 @@ def merge_runs(runs: list, key_column: int) -> Run | None:
     if all(r.bounds is not None for r in runs):
         bounds = [(min(b[0] for b in column), max(b[1] for b in column))
                   for column in zip(*(r.bounds for r in runs))]
-        chronological = all(a.bounds[-1][1] < b.bounds[-1][0] for a, b in zip(runs, runs[1:]))
-        if len(runs) == 2 and len(runs[0].columns) == 1 and chronological:
+        if (len(runs) == 2 and len(runs[0].columns) == 1
+                and runs[0].bounds[-1][1] < runs[1].bounds[-1][0]):
             return interleave(runs[0], runs[1], bounds)
-    else:
-        chronological = False
     return make_run([np.concatenate([r.columns[c] for r in runs])
                      for c in range(len(runs[0].columns))],
                     np.concatenate([r.iterations for r in runs], dtype=INT64),
-                    np.concatenate([r.weights for r in runs], dtype=INT64), key_column, bounds,
-                    chronological)
+                    np.concatenate([r.weights for r in runs], dtype=INT64), key_column, bounds)
 
 
 def push_run(spine: list, run: Run | None, key_column: int, floor: int = 0) -> None:
@@ -715,15 +678,7 @@ class ColumnarTrace:
             self.staged_runs.append(make_run(list(batch.columns), iterations, batch.weights,
                                              self.key_column))
             return
-        # its bounds (a consolidation's, else found: four numpy calls for pairs):
-        # then the merge of the epoch's appends knows them chronological (one
-        # stable sort by row: make_run) and scans none of them
-        found = batch.bounds if batch.bounds is not None else bounds_of(batch.columns)
-        key = self.key_column
-        bounds = [found[key], *(b for at, b in enumerate(found) if at != key),
-                  (iteration, iteration)]
-        self.tail.append(Run(list(batch.columns), iterations, batch.weights, self.key_column,
-                             bounds))
+        self.tail.append(Run(list(batch.columns), iterations, batch.weights, self.key_column))
 
     @property
     def cur(self) -> list:

@@ -313,9 +313,7 @@ class DistinctTraceNode(Node):
             if found is None:
                 return False
             keys, weights = found
-            bounds = getattr(batch, "bounds", None)
         else:
-            bounds = None
             keys = weights = np.zeros(0, dtype=INT64)
         due = None
         if self.heap and self.heap[0] == i:
@@ -330,9 +328,7 @@ class DistinctTraceNode(Node):
         rows, delta = distinct_step(self.packed, keys, weights, i, due,
                                     lambda j: heapq.heappush(heap, j))
         self.fresh = False
-        # the output's rows are the batch's (and those due): within its bounds
-        self.out = (ColBatch(self.packing.unpack(rows), ("i",) * self.packing.arity, delta,
-                             bounds if due is None else None)
+        self.out = (ColBatch(self.packing.unpack(rows), ("i",) * self.packing.arity, delta)
                     if len(delta) else EMPTY)
         return True
 
