@@ -30,7 +30,7 @@ rows due at this iteration) come from one probe of each run.
 
 from __future__ import annotations
 
-from engine import lazy
+from engine import colbatch, lazy
 from engine.colbatch import (
     COUNTS,
     INT64,
@@ -64,14 +64,9 @@ def probe(sought: np.ndarray, run: Run):
 
 #: A sorted delta of this many rows probes a run once per distinct key
 #: rather than once per row (:func:`probe_sorted`); a join's delta this
-#: large is sorted by its key first (:class:`DeltaRun`).
+#: large is sorted by its key first (:class:`DeltaRun`), a smaller one only
+#: against a run of more than :data:`~engine.colbatch.SORTED_PROBE_RUN`.
 DISTINCT_PROBE = 1024
-#: A smaller delta is sorted first only when a run it probes holds more
-#: entries than this: its searches then walk the run forward, where an
-#: unsorted one would miss the cache (a smaller run stays in cache: the sort,
-#: four numpy calls an iteration of a chain's loop against its 1,000 edges,
-#: bought nothing).
-SORTED_PROBE_RUN = 1 << 16
 
 
 def probe_sorted(sought: np.ndarray, run: Run):
@@ -157,7 +152,7 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
     sought = delta.columns[key_column]
     if (spine and (len(spine) > 1 or len(spine[0].keys) > 4 * len(sought))
             and (len(sought) >= DISTINCT_PROBE
-                 or any(len(run) > SORTED_PROBE_RUN for run in spine))):
+                 or any(len(run) > colbatch.SORTED_PROBE_RUN for run in spine))):
         delta = DeltaRun(delta, key_column)  # sorted keys: searchsorted walks forward
         sought = delta.keys
     ordered = type(delta) is DeltaRun and len(sought) >= DISTINCT_PROBE
