@@ -110,9 +110,19 @@ class Run:
 
     def find(self, sought: np.ndarray):
         """``(positions in sought, positions in the run)`` of the sought keys
-        present, for a run of unique keys: one ``searchsorted``, a check."""
+        present, for a run of unique keys: one ``searchsorted``, a check (a
+        run of one entry: one comparison; a one-fact update's epoch probes
+        its one-entry run at every iteration).
+
+        >>> one = Run([np.array([4])], np.zeros(1), np.ones(1), 0)
+        >>> [x.tolist() for x in one.find(np.array([4, 2, 4]))]
+        [[0, 2], [0, 0]]
+        """
+        if len(self.keys) == 1:
+            mine = (sought == self.keys[0]).nonzero()[0]
+            return mine, np.zeros(len(mine), dtype=np.intp)
         at = self.keys.searchsorted(sought, "left")
-        mine = np.flatnonzero(self.keys.take(at, mode="clip") == sought)
+        mine = (self.keys.take(at, mode="clip") == sought).nonzero()[0]
         return mine, at[mine]
 
     def weight_sums(self, sought: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
@@ -156,7 +166,7 @@ class Run:
             at, step = after - 1, -1
         out = np.where(keys.take(at, mode="clip") == sought, weights.take(at, mode="clip"),
                        0).astype(INT64, copy=False)
-        follow = np.flatnonzero(out)   # found (a run's weights are never 0)
+        follow = out.nonzero()[0]   # found (a run's weights are never 0)
         at = at[follow]
         while len(follow):
             at += step
@@ -273,6 +283,10 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
     second's keys goes among the first's (one ``searchsorted``), no sort.
     Each array is written by two integer scatters (a boolean mask's was 2.5x
     slower), in the narrowest type holding both runs' values (:func:`narrow`).
+    Under :data:`~engine.colbatch.RADIX_ROWS` entries, one stable sort of the
+    keys concatenated (a merge of two sorted stretches) does it in half the
+    numpy calls (an update loop of a chain merges such runs at every
+    iteration).
 
     >>> a = Run([np.array([1, 3])], np.array([0, 0]), np.array([1, 1]), 0, [(1, 3), (0, 0)])
     >>> b = Run([np.array([0, 3])], np.array([2, 2]), np.array([1, -1]), 0, [(0, 3), (2, 2)])
@@ -280,16 +294,30 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
     >>> run.keys.tolist(), run.iterations.tolist(), run.weights.tolist()
     ([0, 1, 3, 3], [2, 0, 0, 2], [1, 1, 1, -1])
     """
+    n = len(first) + len(second)
+    if n < colbatch.RADIX_ROWS:  # short: one stable sort of the two (a merge), fewer calls
+        keys = np.concatenate((first.keys, second.keys))
+        order = keys.argsort(kind="stable")
+        keys = keys[order]
+        unique = None
+        if first.unique and second.unique:
+            unique = not np.count_nonzero(keys[1:] == keys[:-1])
+        iterations = np.concatenate((first.iterations, second.iterations))[order]
+        weights = np.concatenate((first.weights, second.weights))[order]
+        if n >= colbatch.NARROW_ROWS:
+            iterations = narrow(iterations, bounds[-1] if bounds is not None else None)
+            weights = narrow(weights)
+        return Run([keys], iterations, weights, 0, bounds, unique)
     if at is None:  # (else given: the same search, made by the caller)
         at = first.keys.searchsorted(second.keys, "right")
     unique = None
     if first.unique and second.unique:  # and no key of the second in the first
-        unique = not (first.keys.take(at - 1, mode="clip") == second.keys)[at > 0].any()
+        unique = not np.count_nonzero(
+            (first.keys.take(at - 1, mode="clip") == second.keys)[at > 0])
     at = at + np.arange(len(second))
-    n = len(first) + len(second)
     rest = np.ones(n, dtype=bool)
     rest[at] = False
-    others = np.flatnonzero(rest)
+    others = rest.nonzero()[0]
     wide = n >= colbatch.NARROW_ROWS
 
     def mix(x, y, limits=None, small=True):

@@ -230,7 +230,7 @@ class DistinctTraceNode(Node):
             return None
         if self.packing is None:
             self.packing = Packing(len(columns.columns))
-        keys = self.packing.pack(columns.columns)
+        keys = self.packing.pack(columns.columns, columns.bounds)
         return None if keys is None else (keys, columns.weights)
 
     def _pack_rows(self, rows: list):

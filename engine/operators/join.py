@@ -289,10 +289,12 @@ class JoinNode(Node):
         self.vectors: list = []   # per stage, its columnar form or None (engine.vector)
         self.functions: dict = {}
         self.compiled_for: tuple = ()
-        #: the cursor sources read -> their compiled loops: a trace that changes
-        #: kind and back (dict <-> runs, every epoch in a chain's closure) costs
-        #: one compile per kind, not one per change (3 ms each; and each compile
-        #: left a reference cycle, its functions <-> their namespace, to the gc)
+        #: (left trace type, right trace type) -> compiled loops, for dict and
+        #: columnar traces (their cursors' sources are fixed by the type): a trace
+        #: that changes kind and back (dict <-> runs, every epoch in a chain's
+        #: closure) costs one compile per kind, not one per change (3 ms each; each
+        #: compile left a cycle, functions <-> their namespace, to the gc), and the
+        #: columnar trace's epoch part is not merged to read its sources again
         self.compiled: dict = {}
         self.on_columns = False
         self.column_stages: ColumnChain | None = None
@@ -310,20 +312,22 @@ class JoinNode(Node):
         """Take over the linear stages of ``consumer`` (a chain reading only this)."""
         self.stages += consumer.stages
         self.vectors += consumer.vectors
-        self.compiled.clear()
+        self.compiled = {}  # (compiled without these stages)
 
     def prepare(self) -> None:
         """Compile the loops for the kinds of the traces read (again when a
         trace changes kind, e.g. goes columnar)."""
         nested = self.circuit is not None and self.circuit.nested
         left, right = self.left_trace, self.right_trace
-        self.compiled_for = (type(left), type(right))
-        sources = read_sources(right, nested), read_sources(left, nested)
-        kinds = tuple(tuple(side.items()) for side in sources)
-        functions = self.compiled.get(kinds)
+        self.compiled_for = kinds = (type(left), type(right))
+        cached = all(kind in (Trace, ColumnarTrace) for kind in kinds)
+        functions = self.compiled.get(kinds) if cached else None
         if functions is None:
-            functions = self.compiled[kinds] = compile_join(
-                self.combine, self.stages, self.reads[0].index, self.reads[1].index, *sources)
+            functions = compile_join(
+                self.combine, self.stages, self.reads[0].index, self.reads[1].index,
+                read_sources(right, nested), read_sources(left, nested))
+            if cached:
+                self.compiled[kinds] = functions
         self.functions = functions
         # the columnar path: a projection, keys of one column, traces in memory
         self.on_columns = (not callable(self.combine) and not self.spilled

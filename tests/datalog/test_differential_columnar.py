@@ -180,3 +180,27 @@ def test_the_plain_loops_agree_with_the_reference():
     edges = {(rng.randrange(25), rng.randrange(25)) for _ in range(40)}
     expected = evaluate(parse(SIZED), {"edge": edges})
     assert expected_sized(edges) == {name: expected[name] for name in ("path", "far", "sg")}
+
+
+def test_a_join_compiles_its_loops_once_per_kind_of_trace(monkeypatch):
+    """A chain's update loop moves the join's small edge trace to runs (past
+    LONG_LOOP) and back to dicts at commit: the loops compiled for each kind
+    are kept, so later updates compile none (each epoch compiled twice, and
+    read the columnar trace's epoch part to do it)."""
+    from engine.operators import join
+
+    compiled = []
+    original = join.compile_join
+    monkeypatch.setattr(join, "compile_join",
+                        lambda *args: compiled.append(1) or original(*args))
+    edges = [(k, k + 1) for k in range(599)]
+    session = datalog.Program(SIZED).session()
+    session.insert("edge", edges)
+    counts = []
+    for _ in range(3):
+        before = len(compiled)
+        session.retract("edge", (150, 151))
+        session.insert("edge", (150, 151))
+        counts.append(len(compiled) - before)
+    assert counts[0] > 0 and counts[1:] == [0, 0], counts
+    assert session.query("path") == closure(set(edges))[1]
