@@ -121,6 +121,9 @@ LONG_LOOP = 64
 #: 5-7 ms with its state left in runs, 1 ms in dicts); the move costs about a
 #: microsecond per entry, so larger states stay in runs.
 SMALL_STATE = 20_000
+#: A child's key-less join trace (engine.logtrace) goes into a log of typed
+#: arrays at iteration LONG_LOOP or later once the epoch appended this many rows.
+LOG_FROM = 4096
 #: A run (engine.columnar) of this many entries or more keeps its iterations
 #: and weights in the narrowest int type that holds them; shorter ones stay
 #: int64: they hold little, and finding the range (two passes) cost single-fact

@@ -6,9 +6,12 @@ counter whose iterations are checked to take the short paths."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 import datalog
+from engine import colbatch
+from engine.logtrace import LogTrace
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.join import NestedJoinNode
 from tests.datalog.differential import run_differential, transactions
@@ -74,3 +77,47 @@ def test_a_counter_takes_the_short_paths(monkeypatch):
     session.retract("bound", (300,))
     session.insert("bound", (120,))
     assert session.query("c") == {(n,) for n in range(121)}
+
+
+def logged_from(monkeypatch, rows: int, keep: bool) -> None:
+    """Key-less join traces go into logs of arrays (engine.logtrace) from
+    iteration 0 once an epoch appended ``rows`` rows (``keep``: and stay
+    there at commit, however small)."""
+    monkeypatch.setattr(colbatch, "LONG_LOOP", 0)
+    monkeypatch.setattr(colbatch, "LOG_FROM", rows)
+    if keep:
+        monkeypatch.setattr(colbatch, "SMALL_STATE", 0)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(transactions(max_transactions=8))
+def test_thin_loops_with_logged_traces_equal_the_reference(txs):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        logged_from(monkeypatch, 2, keep=True)
+        run_differential(LOOPS, txs)
+
+
+def test_a_long_counter_logs_its_keyless_trace(monkeypatch):
+    logged_from(monkeypatch, 50, keep=False)
+    appends = []
+    original = LogTrace.append_rows
+    monkeypatch.setattr(LogTrace, "append_rows",
+                        lambda self, batch, iteration=0: appends.append(iteration)
+                        or original(self, batch, iteration))
+    program = datalog.Program("""
+        .decl bound(n: number)
+        .decl c(n: number)
+        c(0).
+        c(n + 1) :- c(n), bound(b), n < b.
+    """)
+    session = program.session()
+    session.insert("bound", (300,))
+    assert session.query("c") == {(n,) for n in range(301)}
+    assert len(appends) >= 240 and 300 in appends[-2:], appends[-3:]  # (and the empty last)
+    with session.transaction() as tx:
+        tx.retract("bound", (300,))
+        tx.insert("bound", (120,))
+    assert session.query("c") == {(n,) for n in range(121)}
+    session.insert("bound", (200,))   # the past in dicts again (small), logged again
+    assert session.query("c") == {(n,) for n in range(201)}
+    assert 200 in appends[-2:]
