@@ -12,8 +12,10 @@ from hypothesis import HealthCheck, given, settings
 import datalog
 from engine import colbatch
 from engine.logtrace import LogTrace
+from engine.operators import sealed
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.join import NestedJoinNode
+from engine.operators.sealed import SealedRuns
 from tests.datalog.differential import run_differential, transactions
 
 LOOPS = """
@@ -89,16 +91,34 @@ def logged_from(monkeypatch, rows: int, keep: bool) -> None:
         monkeypatch.setattr(colbatch, "SMALL_STATE", 0)
 
 
+def sealed_from(monkeypatch, rows: int, keep: bool) -> None:
+    """Distinct Traces seal their rows into runs (engine.operators.sealed) at
+    every iteration once the epoch's dict holds ``rows`` (``keep``: and stay
+    sealed at commit, however small)."""
+    monkeypatch.setattr(colbatch, "LONG_LOOP", 0)
+    monkeypatch.setattr(sealed, "SEAL_ROWS", rows)
+    monkeypatch.setattr(DistinctTraceNode, "seal_mask", 0)
+    if keep:
+        monkeypatch.setattr(colbatch, "SMALL_STATE", 0)
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["keep", "back"])
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(transactions(max_transactions=8))
-def test_thin_loops_with_logged_traces_equal_the_reference(txs):
+def test_thin_loops_with_logged_and_sealed_traces_equal_the_reference(keep, txs):
     with pytest.MonkeyPatch.context() as monkeypatch:
-        logged_from(monkeypatch, 2, keep=True)
+        logged_from(monkeypatch, 2, keep=keep)
+        sealed_from(monkeypatch, 2, keep=keep)
         run_differential(LOOPS, txs)
 
 
-def test_a_long_counter_logs_its_keyless_trace(monkeypatch):
+def test_a_long_counter_logs_and_seals_its_traces(monkeypatch):
     logged_from(monkeypatch, 50, keep=False)
+    sealed_from(monkeypatch, 64, keep=False)
+    seals = []
+    original_seal = SealedRuns.seal
+    monkeypatch.setattr(SealedRuns, "seal", lambda self, store: seals.append(len(store))
+                        or original_seal(self, store))
     appends = []
     original = LogTrace.append_rows
     monkeypatch.setattr(LogTrace, "append_rows",
@@ -114,6 +134,7 @@ def test_a_long_counter_logs_its_keyless_trace(monkeypatch):
     session.insert("bound", (300,))
     assert session.query("c") == {(n,) for n in range(301)}
     assert len(appends) >= 240 and 300 in appends[-2:], appends[-3:]  # (and the empty last)
+    assert len(seals) >= 4 and set(seals[:4]) == {64}, seals
     with session.transaction() as tx:
         tx.retract("bound", (300,))
         tx.insert("bound", (120,))
