@@ -386,7 +386,7 @@ class DistinctTraceNode(Node):
                 out, self.fresh = self.functions["no_past"](batch, self.trace.epoch_cursor(), i)
                 self.out = out or EMPTY
             if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
-                    and len(self.trace.cur) >= sealed.SEAL_ROWS):
+                    and len(self.trace.cur) >= colbatch.SEAL_ROWS):
                 self._seal()  # a long thin loop: its rows into runs
             return
         if (self.packed is None and not self.no_columns and batch

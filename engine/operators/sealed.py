@@ -12,8 +12,8 @@ the steps as before and whose rows are **sealed**, many at a time, into
 :class:`SealedRuns`: runs of packed rows (each row one ``int64``:
 :class:`~engine.operators.columns.Packing`; sorted by row, then iteration;
 iterations and weights narrowed). The current epoch's dict is sealed when it
-reaches :data:`SEAL_ROWS` rows in a long loop, the past's at a commit. A row
-may then have entries in a part's dict and in its runs: its history is the
+reaches :data:`~engine.colbatch.SEAL_ROWS` rows in a long loop, the past's at a
+commit (:data:`~engine.colbatch.SEAL_ROWS` rows or more). A row may then have entries in a part's dict and in its runs: its history is the
 sum of both. The generated step (:class:`SealedRowSource`) searches the runs
 only for a row between the least and the greatest sealed row (compared as
 tuples: the packing keeps the rows' order), with one scalar ``searchsorted``
@@ -50,11 +50,6 @@ from engine.tracearrays import entries_of
 
 np = lazy.module("numpy", globals())
 
-#: A long loop's current epoch (iteration LONG_LOOP on) seals its dict into a
-#: run at this many rows; a commit seals the past's. A counter of 200,000
-#: (`python -m benchmarks.memory_breakdown counter-200000`): the Distinct's
-#: trace 156 -> 14 bytes a row; sealing 4,096 rows costs ~2 ms (0.5 µs a row).
-SEAL_ROWS = 4096
 #: Bounds of an empty part: no row is between them.
 NOTHING = ((float("inf"),), (float("-inf"),))
 
@@ -295,7 +290,7 @@ class SealedTrace(ZSetTrace):
         for run in self.sealed_cur.spine:
             self.sealed_past.add(run, PAST_FLOOR)
         self.sealed_cur = SealedRuns(self.sealed_cur.packing)
-        if len(self.past) >= SEAL_ROWS and self.sealed_past.seal(self.past):
+        if len(self.past) >= colbatch.SEAL_ROWS and self.sealed_past.seal(self.past):
             self.past = {}
 
     def rollback(self) -> None:

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 import datalog
 from engine import colbatch
 from engine.logtrace import LogTrace
-from engine.operators import sealed
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.join import NestedJoinNode
 from engine.operators.sealed import SealedRuns
@@ -96,7 +95,7 @@ def sealed_from(monkeypatch, rows: int, keep: bool) -> None:
     every iteration once the epoch's dict holds ``rows`` (``keep``: and stay
     sealed at commit, however small)."""
     monkeypatch.setattr(colbatch, "LONG_LOOP", 0)
-    monkeypatch.setattr(sealed, "SEAL_ROWS", rows)
+    monkeypatch.setattr(colbatch, "SEAL_ROWS", rows)
     monkeypatch.setattr(DistinctTraceNode, "seal_mask", 0)
     if keep:
         monkeypatch.setattr(colbatch, "SMALL_STATE", 0)

@@ -15,7 +15,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine import colbatch
-from engine.operators import sealed
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.sealed import SealedTrace
 from tests.engine.harness import Holder, grid, integral, place, run_nested
@@ -42,7 +41,7 @@ def sealing(mode: str, rows: int = 1):
     at commit, however small; ``back``: back to dicts at commit; ``pack``:
     stay, and batches of two rows or more take the packed path."""
     patches = [mock.patch.object(colbatch, "LONG_LOOP", 0),
-               mock.patch.object(sealed, "SEAL_ROWS", rows)]
+               mock.patch.object(colbatch, "SEAL_ROWS", rows)]
     if mode in ("keep", "pack"):
         patches.append(mock.patch.object(colbatch, "SMALL_STATE", 0))
     if mode == "pack":
