@@ -292,23 +292,27 @@ class SealedTrace(ZSetTrace):
         self.sealed_cur = SealedRuns(self.sealed_cur.packing)
         if len(self.past) >= colbatch.SEAL_ROWS and self.sealed_past.seal(self.past):
             self.past = {}
+        self.cursors[:] = [None, None]
 
     def rollback(self) -> None:
         super().rollback()
         self.sealed_cur = SealedRuns(self.sealed_cur.packing)
+        self.cursors[:] = [None, None]
+
+    # Each part's cursor is made once and kept until the part changes: a
+    # replaced dict (the ``past``/``cur`` setters), a commit or a rollback
+    # (``cursors`` emptied) drop it.
 
     def past_cursor(self) -> SealedRowCursor:
         cursor = self.cursors[0]
-        if (cursor is None or cursor.rows_ is not self._past
-                or cursor.sealed is not self.sealed_past or cursor.epoch != self.epoch - 1):
+        if cursor is None:
             cursor = self.cursors[0] = SealedRowCursor(self._past, self.sealed_past,
                                                        self.epoch - 1)
         return cursor
 
     def epoch_cursor(self) -> SealedRowCursor:
         cursor = self.cursors[1]
-        if (cursor is None or cursor.rows_ is not self._cur
-                or cursor.sealed is not self.sealed_cur or cursor.epoch != self.epoch):
+        if cursor is None:
             cursor = self.cursors[1] = SealedRowCursor(self._cur, self.sealed_cur, self.epoch)
         return cursor
 
