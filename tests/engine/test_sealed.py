@@ -15,8 +15,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine import colbatch
+from engine.operators.columns import Packing
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.sealed import SealedTrace
+from engine.trace import ZSetTrace
 from tests.engine.harness import Holder, grid, integral, place, run_nested
 from tests.engine.spec import distinct
 
@@ -112,3 +114,17 @@ def test_a_sealed_collection_reads_dicts_and_runs():
         assert sorted(cursor.positive()) == [(1, 1), (2, 2), (3, 3), (4, 4), (7, 7)]
         assert cursor.weight((0, 0)) == 0 and cursor.weights_of([(7, 7), (9, 9)]) == [1, 0]
         assert sorted(cursor.rows())[:2] == [(0, 0), (1, 1)]
+
+
+def test_a_rollback_forgets_the_epochs_seals():
+    plain = ZSetTrace(nested=True)
+    plain.append({(1,): 1}, iteration=0)
+    plain.commit()
+    trace = SealedTrace.adopt(plain, Packing(1))
+    trace.append({(2,): 1}, iteration=1)
+    assert trace.seal_cur() and trace.epoch_cursor().weight((2,)) == 1
+    trace.rollback()
+    assert trace.epoch_cursor().weight((2,)) == 0 and not trace.epoch_cursor()
+    assert trace.past_cursor().times((1,)) == [((0, 0), 1)]
+    trace.commit()   # (the past's times are reported at the last finished epoch)
+    assert trace.past_cursor().times((1,)) == [((1, 0), 1)]
