@@ -18,9 +18,10 @@ from engine import colbatch
 from engine.operators.columns import Packing
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.sealed import SealedTrace
-from engine.trace import ZSetTrace
+from engine.trace import MAX_PACKED, ZSetTrace
 from tests.engine.harness import Holder, grid, integral, place, run_nested
 from tests.engine.spec import distinct
+from tests.engine.test_long_loops import late_grid, late_series
 
 EPOCHS, ITERATIONS = 3, 5
 
@@ -128,3 +129,20 @@ def test_a_rollback_forgets_the_epochs_seals():
     assert trace.past_cursor().times((1,)) == [((0, 0), 1)]
     trace.commit()   # (the past's times are reported at the last finished epoch)
     assert trace.past_cursor().times((1,)) == [((1, 0), 1)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(late_series)
+@example({(0, MAX_PACKED + 1): {(0, 0): 1}, (1, 0): {(0, 0): 1},
+          (1, MAX_PACKED + 1): {(0, 0): -1}})
+def test_sealed_distinct_trace_past_the_packed_range(a):
+    """Iterations past MAX_PACKED: the epoch's dict keeps dict histories, the
+    runs any iteration."""
+    with sealing("keep"):
+        holder = Holder()
+        node = DistinctTraceNode(holder)
+        node.seal_mask = 0
+        place([node], nested=True)
+        out = run_nested({"a": holder}, {"a": a}, [node], node, EPOCHS)
+    for t in late_grid():
+        assert integral(out, t) == distinct(integral(a, t)), t
