@@ -133,6 +133,13 @@ SMALL_STATE = 20_000
 #: commit under SMALL_STATE entries, as the packed states do.
 LOG_FROM = 4096
 SEAL_ROWS = 4096
+#: An Export (a child's epoch difference seen from the parent) whose sum holds
+#: EXPORT_LOG_FROM rows logs its batches of fewer than EXPORT_LOG_BATCH rows
+#: into typed arrays (engine.logtrace.RowLog), one columnar batch at the end:
+#: the counter to 1,000,000's difference took ~130 B a row in a dict (the
+#: transaction's peak: 225 B a tuple), ~16 logged.
+EXPORT_LOG_FROM = 4096
+EXPORT_LOG_BATCH = 16
 #: A run (engine.columnar) of this many entries or more keeps its iterations
 #: and weights in the narrowest int type that holds them; shorter ones stay
 #: int64: they hold little, and finding the range (two passes) cost single-fact

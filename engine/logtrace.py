@@ -47,6 +47,7 @@ from array import array
 from collections.abc import Iterator, Mapping
 
 from engine import colbatch, lazy
+from engine.colbatch import consolidate
 from engine.columnar import (
     INT64,
     ColumnarCursor,
@@ -70,6 +71,74 @@ LOG_ROWS = 4096
 def keyless(index) -> bool:
     """Whether a trace kept by ``index`` has no key column (one key, ``()``)."""
     return index is not None and index[0] == "cols" and not len(index[1])
+
+
+class RowLog:
+    """A Z-set in the making: rows and weights appended to ``array('q')``
+    columns, summed only when it is read (:meth:`batch`): an Export's epoch
+    difference in a long thin loop, one row an iteration, kept without a tuple,
+    an int and a dict entry per row.
+
+    >>> log = RowLog(); log.append({(1, 5): 1, (2, 6): 1}); log.append({(1, 5): -1})
+    >>> len(log), dict(log.batch())
+    (3, {(2, 6): 1})
+    >>> log.append({(3, "x"): 1})
+    Traceback (most recent call last):
+    engine.columnar.Unfit
+    >>> len(log), RowLog().batch() is None
+    (3, True)
+    """
+
+    __slots__ = ("arity", "parts")
+
+    def __init__(self):
+        self.arity: int | None = None
+        self.parts: list = []   # arity columns, then the weights: array('q')
+
+    def __len__(self) -> int:
+        return len(self.parts[-1]) if self.parts else 0
+
+    def append(self, batch: Mapping) -> None:
+        """Add a Z-set; :class:`~engine.columnar.Unfit` (the log as it was)
+        when a row is not ints of ``int64`` of the log's arity."""
+        if not batch:
+            return
+        parts = self.parts
+        if not parts:
+            arity = len(next(iter(batch)))
+            if not arity:
+                raise Unfit()
+            self.arity = arity
+            parts = self.parts = [array("q") for _ in range(arity + 1)]
+        weights = parts[-1]
+        start = len(weights)
+        try:
+            if self.arity == 1:
+                column = parts[0]
+                for (value,), weight in batch.items():
+                    column.append(value)
+                    weights.append(weight)
+            else:
+                arity, columns = self.arity, parts[:-1]
+                for row, weight in batch.items():
+                    if len(row) != arity:
+                        raise Unfit()
+                    for column, value in zip(columns, row):
+                        column.append(value)
+                    weights.append(weight)
+        except (TypeError, ValueError, OverflowError, Unfit):
+            for part in parts:
+                del part[start:]
+            raise Unfit() from None
+
+    def batch(self):
+        """The log's rows summed (zeros dropped), as a
+        :class:`~engine.colbatch.ColBatch` of ``int64`` columns; ``None``
+        when the log is empty."""
+        if not len(self):
+            return None
+        *columns, weights = (np.frombuffer(part, dtype=INT64).copy() for part in self.parts)
+        return consolidate(columns, ("i",) * self.arity, weights)
 
 
 class KeylessCursor(ColumnarCursor):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 import datalog
 from engine import colbatch
-from engine.logtrace import LogTrace
+from engine.logtrace import LogTrace, RowLog
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.join import NestedJoinNode
 from engine.operators.sealed import SealedRuns
@@ -37,6 +37,9 @@ reach(x, z) :- reach(x, y), e(y, z).
 even(0).
 odd(n + 1) :- even(n), c(n).
 even(n + 1) :- odd(n), c(n), !v(n).
+.decl t(a: symbol, n: number)
+t(a, 0) :- s(a, _).
+t(a, n + 1) :- t(a, n), v(b), n < b.
 """
 
 
@@ -83,9 +86,10 @@ def test_a_counter_takes_the_short_paths(monkeypatch):
 def logged_from(monkeypatch, rows: int, keep: bool) -> None:
     """Key-less join traces go into logs of arrays (engine.logtrace) from
     iteration 0 once an epoch appended ``rows`` rows (``keep``: and stay
-    there at commit, however small)."""
+    there at commit, however small), and so do an Export's small batches."""
     monkeypatch.setattr(colbatch, "LONG_LOOP", 0)
     monkeypatch.setattr(colbatch, "LOG_FROM", rows)
+    monkeypatch.setattr(colbatch, "EXPORT_LOG_FROM", rows)   # an epoch's difference: logged too
     if keep:
         monkeypatch.setattr(colbatch, "SMALL_STATE", 0)
 
@@ -118,6 +122,10 @@ def test_a_long_counter_logs_and_seals_its_traces(monkeypatch):
     original_seal = SealedRuns.seal
     monkeypatch.setattr(SealedRuns, "seal", lambda self, store: seals.append(len(store))
                         or original_seal(self, store))
+    logged = []   # the lengths of the Export's logs read as a columnar batch
+    original_batch = RowLog.batch
+    monkeypatch.setattr(RowLog, "batch", lambda self: logged.append(len(self))
+                        or original_batch(self))
     appends = []
     original = LogTrace.append_rows
     monkeypatch.setattr(LogTrace, "append_rows",
@@ -134,6 +142,7 @@ def test_a_long_counter_logs_and_seals_its_traces(monkeypatch):
     assert session.query("c") == {(n,) for n in range(301)}
     assert len(appends) >= 240 and 300 in appends[-2:], appends[-3:]  # (and the empty last)
     assert len(seals) >= 4 and set(seals[:4]) == {64}, seals
+    assert logged and logged[-1] >= 250, logged
     with session.transaction() as tx:
         tx.retract("bound", (300,))
         tx.insert("bound", (120,))

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from engine import colbatch
 from engine.columnar import Unfit
 from engine.logtrace import LOG_ROWS, LogTrace
+from engine.node import Export
 from engine.operators.join import NestedJoinNode, TraceNode
 from engine.trace import Trace
 from tests.engine.harness import Holder, grid, integral, place, run_nested
@@ -143,3 +144,20 @@ def test_a_row_that_does_not_fit_leaves_the_log_as_it_was():
     assert trace.to_trace().collection(()) == {(1,): 1, (2,): 1}
     with pytest.raises(Unfit):
         LogTrace().append_rows({(): 1})
+
+
+def test_an_exports_small_batches_are_logged_until_a_row_does_not_fit():
+    """An Export's epoch difference: once ``acc`` holds EXPORT_LOG_FROM rows, small
+    batches go to a RowLog, summed into one columnar batch at the end; a row
+    the log cannot hold (a string, an int past int64) ends it, losing nothing."""
+    for tail in ([{(1 << 64,): 1}, {(4,): 1}], [{("x",): 1}, {(4,): 1}]):
+        with mock.patch.object(colbatch, "EXPORT_LOG_FROM", 2):
+            inner = Holder()
+            export = Export(Holder(), inner)
+            export.clock_start(0, 0)
+            for batch in [{(1,): 1, (2,): 1}, {(3,): 1}, {(1,): -1}, {(5,): 2}] + tail:
+                inner.out = batch
+                export.accumulate()
+            export.evaluate(0)
+        expected = {(2,): 1, (3,): 1, (5,): 2, (4,): 1, next(iter(tail[0])): 1}
+        assert dict(export.out) == expected
