@@ -129,10 +129,17 @@ SMALL_STATE = 20_000
 #: (engine.operators.sealed; ~0.2 µs a row, checked every 64 iterations). The
 #: counter to 1,000,000 (`python -m benchmarks.memory_breakdown counter-1000000`):
 #: join trace 146 -> 13 B a row, Distinct's 70 -> 13, RSS 229 -> 40 B a tuple;
-#: CPU per iteration within a few % of the dicts'. Both go back to dicts at
-#: commit under SMALL_STATE entries, as the packed states do.
+#: batch CPU 5.35 -> 5.08 s with the Export's log below (/tmp/wt/batchcpu.py,
+#: alternated with main). Both go back to dicts at commit under SMALL_STATE
+#: entries, as the packed states do.
 LOG_FROM = 4096
 SEAL_ROWS = 4096
+#: ... and only while the epoch's dict grew by at most THIN_ROWS rows an
+#: iteration since the last seal: a loop of more rows an iteration (a closure's
+#: update, ~100 rows) would search the runs for most of its rows (a row of a
+#: counter's, growing, is past every run and never searched; one of a closure's
+#: is within their bounds, a scalar searchsorted per run, ~1 µs each).
+THIN_ROWS = 4
 #: An Export (a child's epoch difference seen from the parent) whose sum holds
 #: EXPORT_LOG_FROM rows logs its batches of fewer than EXPORT_LOG_BATCH rows
 #: into typed arrays (engine.logtrace.RowLog), one columnar batch at the end:

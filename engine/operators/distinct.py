@@ -202,6 +202,7 @@ class DistinctTraceNode(Node):
         # The trace is a SealedTrace (engine.operators.sealed): a long thin loop's
         # rows sealed into packed runs, SEAL_ROWS at a time.
         self.sealed = False
+        self.sealed_at = 0  # the iteration of this epoch's last seal
 
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
@@ -209,6 +210,7 @@ class DistinctTraceNode(Node):
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:
             self.scheduled, self.heap = {}, []
+            self.sealed_at = 0
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
@@ -386,8 +388,10 @@ class DistinctTraceNode(Node):
                 out, self.fresh = self.functions["no_past"](batch, self.trace.epoch_cursor(), i)
                 self.out = out or EMPTY
             if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
-                    and len(self.trace.cur) >= colbatch.SEAL_ROWS):
+                    and colbatch.SEAL_ROWS <= len(self.trace.cur)
+                    <= colbatch.THIN_ROWS * (i - self.sealed_at + 1)):
                 self._seal()  # a long thin loop: its rows into runs
+                self.sealed_at = i
             return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS

@@ -94,12 +94,16 @@ def logged_from(monkeypatch, rows: int, keep: bool) -> None:
         monkeypatch.setattr(colbatch, "SMALL_STATE", 0)
 
 
+THIN_ROWS = colbatch.THIN_ROWS
+
+
 def sealed_from(monkeypatch, rows: int, keep: bool) -> None:
     """Distinct Traces seal their rows into runs (engine.operators.sealed) at
     every iteration once the epoch's dict holds ``rows`` (``keep``: and stay
     sealed at commit, however small)."""
     monkeypatch.setattr(colbatch, "LONG_LOOP", 0)
     monkeypatch.setattr(colbatch, "SEAL_ROWS", rows)
+    monkeypatch.setattr(colbatch, "THIN_ROWS", 1 << 20)
     monkeypatch.setattr(DistinctTraceNode, "seal_mask", 0)
     if keep:
         monkeypatch.setattr(colbatch, "SMALL_STATE", 0)
@@ -118,6 +122,7 @@ def test_thin_loops_with_logged_and_sealed_traces_equal_the_reference(keep, txs)
 def test_a_long_counter_logs_and_seals_its_traces(monkeypatch):
     logged_from(monkeypatch, 50, keep=False)
     sealed_from(monkeypatch, 64, keep=False)
+    monkeypatch.setattr(colbatch, "THIN_ROWS", THIN_ROWS)  # the default: a counter is thin
     seals = []
     original_seal = SealedRuns.seal
     monkeypatch.setattr(SealedRuns, "seal", lambda self, store: seals.append(len(store))

@@ -44,7 +44,8 @@ def sealing(mode: str, rows: int = 1):
     at commit, however small; ``back``: back to dicts at commit; ``pack``:
     stay, and batches of two rows or more take the packed path."""
     patches = [mock.patch.object(colbatch, "LONG_LOOP", 0),
-               mock.patch.object(colbatch, "SEAL_ROWS", rows)]
+               mock.patch.object(colbatch, "SEAL_ROWS", rows),
+               mock.patch.object(colbatch, "THIN_ROWS", 1 << 20)]
     if mode in ("keep", "pack"):
         patches.append(mock.patch.object(colbatch, "SMALL_STATE", 0))
     if mode == "pack":
@@ -146,3 +147,22 @@ def test_sealed_distinct_trace_past_the_packed_range(a):
         out = run_nested({"a": holder}, {"a": a}, [node], node, EPOCHS)
     for t in late_grid():
         assert integral(out, t) == distinct(integral(a, t)), t
+
+
+@pytest.mark.parametrize("width, seals", [(1, True), (colbatch.THIN_ROWS + 1, False)])
+def test_only_a_thin_loop_seals(width, seals):
+    """A loop of more than THIN_ROWS rows an iteration keeps its dicts: most
+    of its rows would be searched for in the runs."""
+    with mock.patch.object(colbatch, "LONG_LOOP", 0), \
+            mock.patch.object(colbatch, "SEAL_ROWS", 8):
+        holder = Holder()
+        node = DistinctTraceNode(holder)
+        node.seal_mask = 0
+        place([node], nested=True)
+        kinds = []
+        original = node.evaluate
+        node.evaluate = lambda i: original(i) or kinds.append(type(node.trace) is SealedTrace)
+        a = {(0, i): {(i, k): 1 for k in range(width)} for i in range(12)}
+        out = run_nested({"a": holder}, {"a": a}, [node], node, 1)
+    assert kinds[-1] is seals, kinds
+    assert integral(out, (0, 11)) == distinct(integral(a, (0, 11)))
