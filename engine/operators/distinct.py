@@ -28,6 +28,7 @@ import heapq
 from engine import colbatch, lazy
 from engine.codegen import build_functions
 from engine.colbatch import INT64, ColBatch
+from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
 from engine.operators import rootcols, sealed
 from engine.operators.columns import Packing, distinct_step, key_run
@@ -280,9 +281,8 @@ class DistinctTraceNode(Node):
                                   for c in range(self.packing.arity)])
 
     def _to_columns(self, batch) -> None:
-        """Move the trace (and the schedule) into packed runs, if they pack."""
-        if self.sealed:
-            self._unseal()
+        """Move the trace (and the schedule) into packed runs, if they pack
+        (a sealed trace's runs as they are: the same packing)."""
         if self._packed_batch(batch) is None:
             self.no_columns = True
             return
@@ -305,9 +305,20 @@ class DistinctTraceNode(Node):
                 self.no_columns = True
                 return
             packed.scheduled[j] = [keys]
+        if self.sealed:
+            for run in trace.sealed_past.spine:
+                push_run(packed.past, run, 0, PAST_FLOOR)
+            for run in trace.sealed_cur.spine:
+                push_run(packed.cur, run, 0)
+            self.trace = ZSetTrace(nested=True)
+            self.trace.epoch = trace.epoch
+            self.sealed = False
+            self.functions = compile_distinct_trace(self.trace.past_cursor().source,
+                                                    self.trace.epoch_cursor().source)
+        else:
+            trace.past, trace.cur = {}, {}
         self.packed = packed
         self.scheduled = {}
-        trace.past, trace.cur = {}, {}
 
     def _to_rows(self, for_good: bool = True) -> None:
         """Back to the dict trace; ``for_good``: never columnar again (a batch

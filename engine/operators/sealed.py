@@ -12,9 +12,10 @@ the steps as before and whose rows are **sealed**, many at a time, into
 :class:`SealedRuns`: runs of packed rows (each row one ``int64``:
 :class:`~engine.operators.columns.Packing`; sorted by row, then iteration;
 iterations and weights narrowed). The current epoch's dict is sealed when it
-reaches :data:`~engine.colbatch.SEAL_ROWS` rows in a long loop, the past's at a
-commit (:data:`~engine.colbatch.SEAL_ROWS` rows or more). A row may then have entries in a part's dict and in its runs: its history is the
-sum of both. The generated step (:class:`SealedRowSource`) searches the runs
+reaches :data:`~engine.colbatch.SEAL_ROWS` rows in a long thin loop (at most
+:data:`~engine.colbatch.THIN_ROWS` rows an iteration), the past's at a commit
+(as large). A row may then have entries in a part's dict and in its runs: its
+history is the sum of both. The generated step (:class:`SealedRowSource`) searches the runs
 only for a row between the least and the greatest sealed row (compared as
 tuples: the packing keeps the rows' order), with one scalar ``searchsorted``
 in each run whose own bounds hold it: a loop whose rows grow (a counter's)
@@ -112,8 +113,15 @@ class SealedRuns:
         for run, (first, last) in zip(self.spine, self.edges):
             if first <= key <= last:
                 keys = run.keys
-                start, end = int(keys.searchsorted(key)), int(keys.searchsorted(key, "right"))
-                if end > start:
+                start = int(keys.searchsorted(key))  # (one search: then step while equal)
+                if keys.item(start) != key:
+                    continue
+                end, size = start + 1, len(keys)
+                while end < size and keys.item(end) == key:
+                    end += 1
+                if end == start + 1:
+                    out.append((run.iterations.item(start), run.weights.item(start)))
+                else:
                     out += zip(run.iterations[start:end].tolist(),
                                run.weights[start:end].tolist())
         return out
