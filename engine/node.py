@@ -241,7 +241,8 @@ class Export(Node):
 
     In a long thin loop (``acc`` holding :data:`~engine.colbatch.EXPORT_LOG_FROM`
     rows), batches of a few rows go to a log of typed arrays
-    (:class:`~engine.logtrace.RowLog`), added to the sum as one columnar batch."""
+    (:class:`~engine.logtrace.RowLog`), added to the sum as one columnar batch
+    (into ``acc`` if that is larger)."""
 
     kind = "export"
 
@@ -258,40 +259,36 @@ class Export(Node):
         if batch and hasattr(batch, "kinds"):
             self.parts.append(batch)
         elif batch:
-            if self.log is not None and len(batch) < colbatch.EXPORT_LOG_BATCH:
+            if len(batch) < colbatch.EXPORT_LOG_BATCH and (
+                    self.log is not None
+                    or (len(self.acc) >= colbatch.EXPORT_LOG_FROM and not self.no_log)):
+                if self.log is None:
+                    self.log = RowLog()
                 try:
                     self.log.append(batch)
-                except Unfit:
-                    self._unfit(batch)
-            elif not self.acc:
+                    return
+                except Unfit:  # a row the log cannot hold: nothing more logged this epoch
+                    self._end_log()
+                    self.no_log = True
+            if not self.acc:
                 self.acc = ZSet(batch)
             elif getattr(inner, "fresh", False):  # rows not emitted before this epoch
                 self.acc.update(batch)
             else:
                 add_into(self.acc, batch)
-            if len(self.acc) >= colbatch.EXPORT_LOG_FROM and not self.no_log:
-                if self.log is None:
-                    self.log = RowLog()
-                try:
-                    self.log.append(self.acc)
-                    self.acc = {}
-                except Unfit:
-                    self._unfit(None)
-
-    def _unfit(self, batch) -> None:
-        """A row the log cannot hold: the log's rows become a columnar part,
-        ``batch`` (if any) goes to ``acc``, and nothing more is logged this epoch."""
-        self._end_log()
-        self.no_log = True
-        if batch is not None:
-            add_into(self.acc, batch)
 
     def _end_log(self) -> None:
+        """The log's rows summed: a columnar part of the sum, or added to ``acc``
+        when that is larger (a long loop's tail: no dict made into columns)."""
         if self.log is not None:
             found = self.log.batch()
-            if found is not None:
-                self.parts.append(found)
             self.log = None
+            if found is None:
+                return
+            if len(found) < len(self.acc):
+                add_into(self.acc, found)
+            else:
+                self.parts.append(found)
 
     def evaluate(self, i: int) -> None:
         self._end_log()

@@ -17,6 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine import colbatch
+from engine.colbatch import ColBatch
 from engine.columnar import Unfit
 from engine.logtrace import LOG_ROWS, LogTrace
 from engine.node import Export
@@ -161,3 +162,22 @@ def test_an_exports_small_batches_are_logged_until_a_row_does_not_fit():
             export.evaluate(0)
         expected = {(2,): 1, (3,): 1, (5,): 2, (4,): 1, next(iter(tail[0])): 1}
         assert dict(export.out) == expected
+
+
+def test_an_exports_log_joins_the_larger_of_its_parts():
+    """A long loop's tail of small batches: its few logged rows go into the
+    large dict sum (no dict made into columns); a thin loop's many logged rows
+    are the columnar part."""
+    for first, logged, columnar in ((6, 1, False), (2, 5, True)):
+        with mock.patch.object(colbatch, "EXPORT_LOG_FROM", 2):
+            inner = Holder()
+            export = Export(Holder(), inner)
+            export.clock_start(0, 0)
+            batches = [{(n,): 1 for n in range(first)}]
+            batches += [{(100 + n,): 1} for n in range(logged)]
+            for batch in batches:
+                inner.out = batch
+                export.accumulate()
+            export.evaluate(0)
+        assert (type(export.out) is ColBatch) is columnar
+        assert dict(export.out) == {row: 1 for batch in batches for row in batch}
