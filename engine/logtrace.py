@@ -19,6 +19,10 @@ something reads the epoch or the epoch commits. Rows the columns cannot hold
 raise :class:`~engine.columnar.Unfit` with the log as it was; the owner
 goes back to a dict trace.
 
+:class:`RowLog` is the same log without iterations, for a Z-set that is only
+summed at the end: an Export's epoch difference in such a loop
+(:class:`~engine.node.Export`).
+
 Reads go through :class:`KeylessCursor`: the one key ``()`` holds every entry
 of the part, listed as ``(value, (iteration, weight))`` (a value once per run
 and iteration it has weight at), which the generated join loops read with the
