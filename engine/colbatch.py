@@ -143,8 +143,10 @@ THIN_ROWS = 4
 #: An Export (a child's epoch difference seen from the parent) whose sum holds
 #: EXPORT_LOG_FROM rows logs its batches of fewer than EXPORT_LOG_BATCH rows
 #: into typed arrays (engine.logtrace.RowLog), one columnar batch at the end:
-#: the counter to 1,000,000's difference took ~130 B a row in a dict (the
-#: transaction's peak: 225 B a tuple), ~16 logged.
+#: the counter to 1,000,000's difference took ~130 B a row in a dict, ~16
+#: logged (`python -m benchmarks --only engine --only counter-1000000`, B a
+#: tuple peak / steady / trim: 354 / 229 / 229 before this and the log traces
+#: above, 225 / 40 / 38 with those, 130 / 46 / 29 with this too).
 EXPORT_LOG_FROM = 4096
 EXPORT_LOG_BATCH = 16
 #: A run (engine.columnar) of this many entries or more keeps its iterations
