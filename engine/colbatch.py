@@ -130,6 +130,34 @@ LONG_LOOP = 64
 #: 5-7 ms with its state left in runs, 1 ms in dicts); the move costs about a
 #: microsecond per entry, so larger states stay in runs.
 SMALL_STATE = 20_000
+#: A long thin loop (from iteration LONG_LOOP, a few rows an iteration): a
+#: child's key-less join trace (engine.logtrace) goes into a log of typed arrays
+#: once the epoch appended LOG_FROM rows (moved in bulk, ~0.3 µs an entry; an
+#: append then costs ~0.5 µs a row instead of ~1), and a Distinct Trace in
+#: dicts seals its epoch's rows into packed runs every SEAL_ROWS rows
+#: (engine.operators.sealed; ~0.2 µs a row, checked every 64 iterations). The
+#: counter to 1,000,000 (`python -m benchmarks.memory_breakdown counter-1000000`):
+#: join trace 146 -> 13 B a row, Distinct's 70 -> 13, RSS 229 -> 40 B a tuple;
+#: batch CPU 5.35 -> 5.08 s with the Export's log below (/tmp/wt/batchcpu.py,
+#: alternated with main). Both go back to dicts at commit under SMALL_STATE
+#: entries, as the packed states do.
+LOG_FROM = 4096
+SEAL_ROWS = 4096
+#: ... and only while the epoch's dict grew by at most THIN_ROWS rows an
+#: iteration since the last seal: a loop of more rows an iteration (a closure's
+#: update, ~100 rows) would search the runs for most of its rows (a row of a
+#: counter's, growing, is past every run and never searched; one of a closure's
+#: is within their bounds, a scalar searchsorted per run, ~1 µs each).
+THIN_ROWS = 4
+#: An Export (a child's epoch difference seen from the parent) whose sum holds
+#: EXPORT_LOG_FROM rows logs its batches of fewer than EXPORT_LOG_BATCH rows
+#: into typed arrays (engine.logtrace.RowLog), one columnar batch at the end:
+#: the counter to 1,000,000's difference took ~130 B a row in a dict, ~16
+#: logged (`python -m benchmarks --only engine --only counter-1000000`, B a
+#: tuple peak / steady / trim: 354 / 229 / 229 before this and the log traces
+#: above, 225 / 40 / 38 with those, 130 / 46 / 29 with this too).
+EXPORT_LOG_FROM = 4096
+EXPORT_LOG_BATCH = 16
 #: A run (engine.columnar) of this many entries or more keeps its iterations
 #: and weights in the narrowest int type that holds them; shorter ones stay
 #: int64: they hold little, and finding the range (two passes) cost single-fact

@@ -37,6 +37,7 @@ from engine import colbatch
 from engine.codegen import build_functions, key_expression
 from engine.colbatch import ColBatch
 from engine.columnar import ColumnarTrace, Unfit, fits
+from engine.logtrace import LogTrace, keyless
 from engine.node import Node
 from engine.operators import columns as col
 from engine.operators import rootcols
@@ -69,6 +70,10 @@ class TraceNode(Node):
         # colbatch.THRESHOLD rows; no_columns: its rows do not fit int64 columns.
         self.wants_columns = False
         self.no_columns = False
+        # A child's key-less trace (a join sharing no variable) goes into a log of
+        # typed arrays (engine.logtrace) in a long loop once this epoch brought it
+        # this many rows (None: never, or its rows do not fit int64 columns).
+        self.log_from = colbatch.LOG_FROM if nested and keyless(index) else None
 
     def columns_ready(self) -> bool:
         """Whether the trace is in runs (turning it columnar now if it can be)."""
@@ -108,7 +113,7 @@ class TraceNode(Node):
         if (columnar and self.wants_columns and len(batch) >= colbatch.THRESHOLD
                 and batch.int_only):
             self.columns_ready()
-        if type(self.trace) is not ColumnarTrace:  # dicts (or a spilling trace)
+        if not isinstance(self.trace, ColumnarTrace):  # dicts (or a spilling trace)
             self.trace.append_rows(batch, iteration)
             self._maybe_columnar()
             return
@@ -119,7 +124,7 @@ class TraceNode(Node):
             else:
                 self.trace.append_rows(batch, iteration)
         except Unfit:  # rows the columns cannot hold: back to dicts, for good
-            self.columnar = None
+            self.columnar = self.log_from = None
             self.no_columns = True
             self.trace = self.trace.to_trace()
             self.trace.append_rows(batch, iteration)
@@ -131,6 +136,17 @@ class TraceNode(Node):
             if type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch:
                 self.appended += len(batch)  # rows into dicts (_append's common case)
                 trace.append_rows(batch, time)
+                if (self.log_from is not None and time >= colbatch.LONG_LOOP
+                        and self.appended - self.committed >= self.log_from):
+                    self._to_log()
+            elif type(trace) is LogTrace and type(batch) is not ColBatch:
+                self.appended += len(batch)
+                try:
+                    trace.append_rows(batch, time)
+                except Unfit:  # rows the columns cannot hold: back to dicts, for good
+                    self.log_from = None
+                    self.trace = trace.to_trace()
+                    self.trace.append_rows(batch, time)
             else:
                 self._append(batch, time)
             return
@@ -138,10 +154,19 @@ class TraceNode(Node):
             self._append(self.inputs[0].out, 0)
         self.trace.commit()
         self.committed = self.appended
+        if type(self.trace) is LogTrace and sum(map(len, self.trace.past)) < colbatch.SMALL_STATE:
+            self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
         if self.columnar is None and self.wants_columns and type(self.trace) is not Trace:
             if (type(self.trace) is ColumnarTrace
                     and sum(map(len, self.trace.past)) < colbatch.SMALL_STATE):
                 self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
+
+    def _to_log(self) -> None:
+        """Move the (dict, key-less) trace into a :class:`~engine.logtrace.LogTrace`."""
+        try:
+            self.trace = LogTrace.from_trace(self.trace)
+        except Unfit:
+            self.log_from = None
 
     def rollback(self) -> None:
         self.trace.rollback()
