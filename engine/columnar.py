@@ -21,10 +21,10 @@ single-fact update's) do not become runs: a run costs a sort and numpy calls
 dict **overlays** keyed like the trace, key -> ``[(row, time part), ...]``:
 ``recent`` (this epoch's; a root trace stages them until the commit) and
 ``older`` (earlier epochs', where ``recent`` goes at commit). The cursors
-read an overlay with its spine; ``older`` becomes a run of the past once it
-lists :data:`OVERLAY_ROWS` entries, and both are sorted into the runs when a
-reader of runs (a columnar operator) asks for :attr:`ColumnarTrace.past` or
-:attr:`ColumnarTrace.cur`.
+read an overlay with its spine; an overlay becomes a run (of the past, of
+the epoch) once it lists :data:`OVERLAY_ROWS` entries, and both are sorted
+into the runs when a reader of runs (a columnar operator) asks for
+:attr:`ColumnarTrace.past` or :attr:`ColumnarTrace.cur`.
 
 Readers use cursors. Generated loops (the join's) **gather** first: one
 vectorised lookup of all the keys of a delta, giving key -> ``[(value, time
@@ -678,8 +678,8 @@ class ColumnarTrace:
     docstring); the interface of :class:`~engine.trace.Trace`."""
 
     __slots__ = ("_cur", "_past", "arity", "epoch", "functions", "index", "key_column",
-                 "nested", "older", "older_size", "recent", "staged", "staged_runs",
-                 "staged_small", "tail")
+                 "nested", "older", "older_size", "recent", "recent_size", "staged",
+                 "staged_runs", "staged_small", "tail")
 
     def __init__(self, nested: bool = False, index=None):
         if not fits(index):
@@ -695,10 +695,10 @@ class ColumnarTrace:
         self.staged_runs: list = []  # the large ones as runs, folded in at commit,
         self.staged_small: list = []  # the small ones, into ``older`` at commit
         # the overlays of small appends (overlay_add): this epoch's (child
-        # scope), earlier epochs' (entries: older_size)
+        # scope), earlier epochs' (entries listed: recent_size, older_size)
         self.recent: dict = {}
         self.older: dict = {}
-        self.older_size = 0
+        self.recent_size = self.older_size = 0
         self.epoch = 0
         self.functions = compile_row_functions(index)
 
@@ -796,6 +796,9 @@ class ColumnarTrace:
             self._check_arity(arity)
             if self.nested:
                 overlay_add(self.recent, batch, iteration, self.key_column, True)
+                self.recent_size += len(batch)
+                if self.recent_size >= OVERLAY_ROWS:  # a long loop's: into a run
+                    self._flush_recent()
             else:  # invisible to readers until the commit
                 self.staged.append(batch)
                 self.staged_small.append(batch)
@@ -839,9 +842,12 @@ class ColumnarTrace:
         run: one sort for all of them instead of a sort and geometric merges
         per iteration."""
         if self.recent:
-            self.tail.append(overlay_run(self.recent, self.key_column, True))
-            self.recent = {}
+            self._flush_recent()
         return self._spine()
+
+    def _flush_recent(self) -> None:
+        self.tail.append(overlay_run(self.recent, self.key_column, True))
+        self.recent, self.recent_size = {}, 0
 
     def _spine(self) -> list:
         """The spine of this epoch's appended runs (``tail`` sorted in)."""
@@ -867,13 +873,13 @@ class ColumnarTrace:
         if self.nested:
             runs, self._cur = self._spine(), []
             for key, entries in self.recent.items():
-                self.older_size += len(entries)
                 found = older.get(key)
                 if found is None:
                     older[key] = entries
                 else:
                     found.extend(entries)
-            self.recent = {}
+            self.older_size += self.recent_size
+            self.recent, self.recent_size = {}, 0
         else:
             runs, self.staged, self.staged_runs = self.staged_runs, [], []
             for batch in self.staged_small:
@@ -889,7 +895,7 @@ class ColumnarTrace:
     def rollback(self) -> None:
         """Forget everything appended in the current epoch."""
         self._cur, self.tail = [], []
-        self.recent = {}
+        self.recent, self.recent_size = {}, 0
         self.staged = []
         self.staged_runs = []
         self.staged_small = []

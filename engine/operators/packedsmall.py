@@ -223,6 +223,8 @@ def probe(spine: list, keys: list) -> dict:
     found: dict = {}
     if not spine:
         return found
+    if len(keys) * len(spine) <= colbatch.GATHER_FEW:  # each key by a scalar search
+        return probe_few(spine, keys)
     sought = np.array(keys, dtype=INT64)
     for run in spine:
         lows = run.keys.searchsorted(sought).tolist()
@@ -240,6 +242,38 @@ def probe(spine: list, keys: list) -> dict:
                 entries.append((iterations.item(lo), weights.item(lo)))
             else:
                 entries.extend(zip(iterations[lo:hi].tolist(), weights[lo:hi].tolist()))
+    return found
+
+
+def probe_few(spine: list, keys: list) -> dict:
+    """:func:`probe` of a few (distinct) keys: each sought in each run (within the
+    run's key bounds) by a scalar ``searchsorted``, as
+    :func:`engine.columnar.gather_few` does.
+
+    >>> from engine.operators.columns import key_run
+    >>> run = key_run(np.array([3, 5, 5, 9]), np.array([0, 1, 2, 0]), np.array([1, 1, -1, 1]))
+    >>> probe_few([run], [5, 4, 9])
+    {5: [(1, 1), (2, -1)], 9: [(0, 1)]}
+    """
+    found: dict = {}
+    for key in keys:
+        for run in spine:
+            bounds = run.bounds
+            if bounds is not None and not bounds[0][0] <= key <= bounds[0][1]:
+                continue
+            run_keys = run.keys
+            lo = int(run_keys.searchsorted(key))
+            if lo == len(run_keys) or run_keys.item(lo) != key:
+                continue
+            entries = found.get(key)
+            if entries is None:
+                entries = found[key] = []
+            hi = lo + 1 if run.unique else int(run_keys.searchsorted(key, "right"))
+            if hi == lo + 1:
+                entries.append((run.iterations.item(lo), run.weights.item(lo)))
+            else:
+                entries.extend(zip(run.iterations[lo:hi].tolist(),
+                                   run.weights[lo:hi].tolist()))
     return found
 
 
