@@ -62,7 +62,10 @@ INT64 = "int64"
 #: 1,000-node random graph: batch 2.6 -> 1.2 s, same generation on the depth-10
 #: tree 3.4 -> 2.1 s, their single-fact updates unchanged).
 THRESHOLD = 8192
-#: A join whose traces are runs already takes the columnar path from this size;
+#: A join whose traces are runs already takes the columnar path from this size
+#: from iteration LONG_LOOP on (before it, from LOOP_ROWS: an update's short
+#: loop reads the small appends' overlays, which a columnar join would sort
+#: into runs each time; Andersen's updates, mean CPU 4.0 -> 3.4 ms);
 #: so does one whose other trace is a small dict (under SMALL_STATE) from
 #: iteration LONG_LOOP on, moving that trace to runs (it goes back at commit):
 #: a chain's update loop (a 1,000-node chain's retraction of the edge (121,
@@ -130,6 +133,31 @@ LONG_LOOP = 64
 #: 5-7 ms with its state left in runs, 1 ms in dicts); the move costs about a
 #: microsecond per entry, so larger states stay in runs.
 SMALL_STATE = 20_000
+#: ...unless an epoch appended this many rows or more to the join trace (a
+#: bulk load, a large update): then it is in runs at the end of that epoch and
+#: stays there while it holds this many entries. Andersen's analysis (200
+#: variables x 50): its three traces of 10,000-18,500 rows, under
+#: SMALL_STATE, stayed in dicts at ~160-300 bytes an entry: reachable state
+#: 111.5 -> 75 B per derived tuple; its single-fact updates, their small
+#: appends in overlays (OVERLAY_APPEND) and probes by gather_few
+#: (GATHER_FEW), 1.85/1.55 -> 1.50/1.17 ms median retract/insert CPU (base
+#: with dict traces, same run). (The RSS after a trim did not fall, 129 B:
+#: the pymalloc arenas the dicts had filled stay pinned by a few live
+#: objects.)
+COMMIT_ROWS = 4096
+#: A join trace in runs (engine.columnar) takes an append of fewer rows than
+#: this into a dict overlay, read with its runs and sorted into them when a
+#: columnar operator reads the runs or the overlay lists
+#: engine.columnar.OVERLAY_ROWS entries: two appends, two reads and a commit
+#: on 25,000 entries in runs, µs runs/overlay: 1 row 251/6, 4 rows 322/9,
+#: 16 rows 366/18, 32 rows 334/29, 64 rows 389/135.
+OVERLAY_APPEND = 32
+#: A row join's probe of a columnar trace for this few keys times runs or
+#: fewer seeks each key in each run by a scalar ``searchsorted``
+#: (engine.columnar.gather_few) instead of the vectorised gather: on runs of
+#: 20,000 and 5,000 entries, µs vectorised/scalar: 1 key 84/4, 2 keys 50/6,
+#: 4 keys 103/39, 8 keys 115/65, 16 keys 126/128, 32 keys 148/259.
+GATHER_FEW = 16
 #: A long thin loop (from iteration LONG_LOOP, a few rows an iteration): a
 #: child's key-less join trace (engine.logtrace) goes into a log of typed arrays
 #: once the epoch appended LOG_FROM rows (moved in bulk, ~0.3 µs an entry; an
@@ -193,7 +221,8 @@ def columns_from(rows: int | None, state: int | None = None):
     True
     """
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
-             "LOOP_ROWS", "SMALL_ROWS", "AGGREGATE_ROWS", "AGGREGATE_DICT_ROWS")
+             "LOOP_ROWS", "SMALL_ROWS", "AGGREGATE_ROWS", "AGGREGATE_DICT_ROWS",
+             "COMMIT_ROWS", "OVERLAY_APPEND")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))

@@ -182,16 +182,7 @@ class LogTrace(ColumnarTrace):
     def __init__(self, nested: bool = True, index=("cols", ())):
         if not nested or not keyless(index):
             raise ValueError(f"a log trace is a child's key-less trace, got {index!r}")
-        self.nested = True
-        self.index = index
-        self.key_column = 0   # runs sort by the row: the key column of a Run
-        self.arity: int | None = None
-        self.past: list = []
-        self._cur: list = []
-        self.tail: list = []
-        self.staged: list = []
-        self.staged_runs: list = []
-        self.epoch = 0
+        self._empty(True, index, 0)  # runs sort by the row: the key column of a Run
         self.functions = None
         self.log: list | None = None  # arity columns, iterations, weights: array('q')
 

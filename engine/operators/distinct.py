@@ -102,7 +102,7 @@ class DistinctNode(Node):
         # I(e-1): its rows of weight > 0 are out; packed state is read where it
         # is (engine.operators.packedsmall.PackedCollection) and stays packed
         if self.packed is not None:
-            return PackedCollection(self.packed.packing, self.packed.past)
+            return PackedCollection(self.packed.packing, self.packed)
         return self.trace.past_cursor()
 
     def describe_args(self) -> str:
@@ -453,7 +453,7 @@ class DistinctTraceNode(Node):
         # where it is (counted, listed, its columns given on the runs' arrays),
         # and stays packed: small batches take the row-by-row path on it.
         if self.packed is not None:
-            return PackedCollection(self.packing, self.packed.past, self.packed.older)
+            return PackedCollection(self.packing, self.packed)
         return self.trace.past_cursor()
 
     def describe_args(self) -> str:

@@ -74,6 +74,10 @@ class TraceNode(Node):
         # typed arrays (engine.logtrace) in a long loop once this epoch brought it
         # this many rows (None: never, or its rows do not fit int64 columns).
         self.log_from = colbatch.LOG_FROM if nested and keyless(index) else None
+        # An epoch appended colbatch.COMMIT_ROWS rows or more: the trace is in
+        # runs from that commit on (while it holds that many entries), not
+        # moved back to dicts at commit as a small state is.
+        self.grown = False
 
     def columns_ready(self) -> bool:
         """Whether the trace is in runs (turning it columnar now if it can be)."""
@@ -153,12 +157,19 @@ class TraceNode(Node):
         if not self.trace.nested:
             self._append(self.inputs[0].out, 0)
         self.trace.commit()
+        grew = self.appended - self.committed
         self.committed = self.appended
-        if type(self.trace) is LogTrace and sum(map(len, self.trace.past)) < colbatch.SMALL_STATE:
+        if type(self.trace) is LogTrace and self.trace.past_entries() < colbatch.SMALL_STATE:
             self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
-        if self.columnar is None and self.wants_columns and type(self.trace) is not Trace:
-            if (type(self.trace) is ColumnarTrace
-                    and sum(map(len, self.trace.past)) < colbatch.SMALL_STATE):
+        if self.columnar is not None or not self.wants_columns:
+            return
+        if grew >= colbatch.COMMIT_ROWS:  # a bulk epoch: the state stays in runs
+            self.grown = True
+            if type(self.trace) is Trace and not self.no_columns and fits(self.index):
+                self.columns_ready()
+        elif type(self.trace) is ColumnarTrace:
+            size = self.trace.past_entries()
+            if size < colbatch.SMALL_STATE and not (self.grown and size >= colbatch.COMMIT_ROWS):
                 self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
 
     def _to_log(self) -> None:
@@ -369,10 +380,10 @@ class JoinNode(Node):
         if not self.on_columns or self.spilled:
             return None
         size = max(len(a), len(b))
-        if size < colbatch.LOOP_ROWS and (size < colbatch.JOIN_ON_RUNS or any(
-                type(t.trace) is Trace and (i < colbatch.LONG_LOOP
-                                            or t.appended >= colbatch.SMALL_STATE)
-                for t in self.reads)):
+        if size < colbatch.LOOP_ROWS and (size < colbatch.JOIN_ON_RUNS or i < colbatch.LONG_LOOP
+                                          or any(type(t.trace) is Trace
+                                                 and t.appended >= colbatch.SMALL_STATE
+                                                 for t in self.reads)):
             return None     # (in a long loop a small dict trace goes to runs, cheaply)
         left, right = self.reads
         if max(left.appended, right.appended) < colbatch.SMALL_STATE:

@@ -147,3 +147,30 @@ def test_distinct_incremental_reads_packed_state(a):
             assert {r: w for r, w in emitted.items() if w} == distinct(total), e
             if node.packed is not None:
                 check_reads(node, distinct(total))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(-5, 5), st.integers(0, 3), weights),
+                         min_size=1, max_size=8), max_size=4),
+       st.lists(st.integers(-6, 6), max_size=6, unique=True))
+def test_a_probe_of_few_keys_finds_what_the_vectorised_probe_finds(runs, keys):
+    """``probe_few`` (a scalar search of each key in each run) against
+    ``probe``'s vectorised search, on runs with repeated keys (the sought
+    keys distinct, as a batch's rows are)."""
+    import numpy as np
+
+    from engine.operators.columns import key_run
+
+    spine = []
+    for entries in runs:
+        columns = [np.array(c, dtype="int64") for c in zip(*entries)]
+        run = key_run(*columns)
+        if run is not None:
+            spine.append(run)
+    saved = colbatch.GATHER_FEW
+    try:
+        colbatch.GATHER_FEW = -1
+        vectorised = packedsmall.probe(spine, keys)
+    finally:
+        colbatch.GATHER_FEW = saved
+    assert packedsmall.probe_few(spine, keys) == vectorised
