@@ -35,6 +35,7 @@ def test_a_trace_changing_kind_every_epoch_compiles_each_kind_once(monkeypatch):
     monkeypatch.setattr(join.JoinNode, "prepare", seeing_prepare)
     edges = [(i, i + 1) for i in range(200)]  # loops of 100 iterations: past LONG_LOOP
     with colbatch.columns_from(16, state=100_000):
+        colbatch.COMMIT_ROWS = 10**9  # (restored with the rest): back to dicts at commit
         session = datalog.Program(CLOSURE).session()
         session.insert("edge", *edges)
         for _ in range(4):
