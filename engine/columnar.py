@@ -206,17 +206,17 @@ class Run:
 NARROW = ("int8", "int16", "int32")
 
 
-def narrow(values: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndarray:
+def narrow(values: np.ndarray) -> np.ndarray:
     """``values`` (not empty) in the first type of :data:`NARROW` holding
-    them (``bounds``: their ``(low, high)``, if known), else as they are.
+    them, else as they are (found from the values, not from a run's bounds,
+    which may include entries since summed away).
 
     >>> narrow(np.array([0, 127])).dtype, narrow(np.array([-129, 0])).dtype
     (dtype('int8'), dtype('int16'))
     >>> narrow(np.array([1 << 40])).dtype
     dtype('int64')
     """
-    low, high = bounds if bounds is not None else (int(values.min()), int(values.max()))
-    kind = narrow_kind(low, high)
+    kind = narrow_kind(int(values.min()), int(values.max()))
     return values if kind == INT64 else values.astype(kind)
 
 
@@ -289,7 +289,7 @@ def make_run(columns: list, iterations, weights, key_column: int,
         if not len(weights):
             return None
     if len(weights) >= colbatch.NARROW_ROWS:
-        iterations = narrow(iterations, bounds[-1] if bounds is not None else None)
+        iterations = narrow(iterations)
         weights = narrow(weights)
     return Run(columns, iterations, weights, key_column, bounds)
 
@@ -323,7 +323,7 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
         iterations = np.concatenate((first.iterations, second.iterations))[order]
         weights = np.concatenate((first.weights, second.weights))[order]
         if n >= colbatch.NARROW_ROWS:
-            iterations = narrow(iterations, bounds[-1] if bounds is not None else None)
+            iterations = narrow(iterations)
             weights = narrow(weights)
         return Run([keys], iterations, weights, 0, bounds, unique)
     if at is None:  # (else given: the same search, made by the caller)
@@ -338,16 +338,15 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
     others = rest.nonzero()[0]
     wide = n >= colbatch.NARROW_ROWS
 
-    def mix(x, y, limits=None, small=True):
+    def mix(x, y, small=True):
         if wide and small:
-            y = narrow(y, limits)
+            y = narrow(y)
         out = np.empty(n, dtype=np.result_type(x.dtype, y.dtype))
         out[at] = y
         out[others] = x
         return out
     return Run([mix(first.keys, second.keys, small=False)],
-               mix(first.iterations, second.iterations,
-                   second.bounds[-1] if second.bounds is not None else None),
+               mix(first.iterations, second.iterations),
                mix(first.weights, second.weights), 0, bounds, unique)
 
 

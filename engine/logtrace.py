@@ -247,6 +247,7 @@ class LogTrace(ColumnarTrace):
     def commit(self) -> None:
         """The epoch's runs join the past, in their least memory: iterations
         and weights narrowed (a merge by interleaving leaves them ``int64``)."""
+        self._seal()
         super().commit()
         for run in self.past:
             if len(run) >= colbatch.NARROW_ROWS and run.iterations.dtype == INT64:

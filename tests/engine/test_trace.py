@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.columnar import ColumnarTrace, narrow
@@ -224,6 +224,9 @@ big_weights = st.dictionaries(rows, st.sampled_from([1, -1, 100, -100, 30_000, 1
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.sampled_from([0, 3, 200, 40_000]), big_weights),
                          max_size=4), max_size=5))
+@example([[(40_000, {(3, 0): -100}), (0, {(3, 1): 1})],     # the only entry at 40,000
+          [(40_000, {(3, 0): 100}), (0, {(3, 1): 1})],      # cancels: int8 iterations
+          [(0, {(3, 0): 100})]])
 def test_columnar_runs_in_narrow_types_sum_past_them_exactly(history):
     """Runs keep iterations and weights in int8/16/32 when they fit; merging
     runs whose weights add up past the type's range (100 + 100 in int8) stays exact."""
