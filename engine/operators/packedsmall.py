@@ -101,15 +101,15 @@ class OverlaidTrace(PackedTrace):
             else:
                 older[key] = found
         self.recent = {}
-        known = self.known
-        if known:  # the epoch's runs join the past: what they add to a known row
+        if self.known:  # the epoch's runs join the past: what they add to a known row
+            sought = None
             for run in self.cur:
-                keys = run.keys.tolist()
-                hits = [at for at, key in enumerate(keys) if key in known]
-                if hits:
-                    iterations, weights = run.iterations.tolist(), run.weights.tolist()
-                    for at in hits:
-                        known[keys[at]] += ((iterations[at], weights[at]),)
+                if len(run) <= len(self.known):
+                    add_known(self.known, run)
+                    continue
+                if sought is None:  # (sorted once for the epoch's large runs)
+                    sought = np.sort(np.fromiter(self.known, INT64, len(self.known)))
+                add_known_sought(self.known, run, sought)
         kept = {id(run) for run in self.past}
         super().commit()
         for run in self.past:
@@ -121,6 +121,42 @@ class OverlaidTrace(PackedTrace):
     def rollback(self) -> None:
         self.recent = {}
         super().rollback()
+
+
+def add_known(known: dict, run) -> None:
+    """The entries of ``run`` (a run of the epoch, joining the past) of the
+    rows in ``known`` added to theirs: each entry looked up (a run no larger
+    than ``known``)."""
+    keys = run.keys.tolist()
+    hits = [at for at, key in enumerate(keys) if key in known]
+    if hits:
+        iterations, weights = run.iterations.tolist(), run.weights.tolist()
+        for at in hits:
+            known[keys[at]] += ((iterations[at], weights[at]),)
+
+
+def add_known_sought(known: dict, run, sought) -> None:
+    """:func:`add_known` for a run larger than ``known``: the known rows
+    (``sought``, sorted) sought in the run's sorted keys, no pass over the
+    run (a closure's commit read 250,000 entries for a few dozen known rows:
+    45 of its 226 ms).
+
+    >>> from engine.operators.columns import key_run
+    >>> run = key_run(np.array([1, 3, 3, 8]), np.array([0, 1, 2, 0]), np.array([1, 1, -1, 1]))
+    >>> known = {3: ((0, 1),), 5: ()}
+    >>> add_known_sought(known, run, np.array([3, 5])); known
+    {3: ((0, 1), (1, 1), (2, -1)), 5: ()}
+    """
+    keys = run.keys
+    low, high = keys.searchsorted(sought, "left"), keys.searchsorted(sought, "right")
+    found = np.flatnonzero(high > low)
+    if not len(found):
+        return
+    iterations, weights = run.iterations, run.weights
+    for key, start, stop in zip(sought[found].tolist(), low[found].tolist(),
+                                high[found].tolist()):
+        known[key] += tuple(zip(iterations[start:stop].tolist(),
+                                weights[start:stop].tolist()))
 
 
 def compact(run) -> None:

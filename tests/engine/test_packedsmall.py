@@ -147,3 +147,46 @@ def test_distinct_incremental_reads_packed_state(a):
             assert {r: w for r, w in emitted.items() if w} == distinct(total), e
             if node.packed is not None:
                 check_reads(node, distinct(total))
+
+
+entry_lists = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 4), weights), max_size=40)
+
+
+def spine_of(entries: list) -> list:
+    """A spine of runs (engine.columnar.push_run) of ``(packed row, iteration,
+    weight)`` entries, a run per ten."""
+    import numpy as np
+
+    from engine.columnar import push_run
+    from engine.operators.columns import key_run
+    spine: list = []
+    for start in range(0, len(entries), 10):
+        part = entries[start:start + 10]
+        push_run(spine, key_run(*(np.array(c, dtype="int64") for c in zip(*part))), 0)
+    return spine
+
+
+def totals(entries) -> dict:
+    """iteration -> summed weight, zeros dropped."""
+    out: dict = {}
+    for j, w in entries:
+        out[j] = out.get(j, 0) + w
+    return {j: w for j, w in out.items() if w}
+
+
+@settings(max_examples=200, deadline=None)
+@given(entry_lists, entry_lists, st.sets(st.integers(0, 30), max_size=12))
+@example(past=[(3, 0, 1)], now=[(k, 1, 1) for k in range(12)], rows={3, 5})
+@example(past=[(3, 0, 1)], now=[(3, 2, 1)], rows=set(range(6)))
+def test_commit_keeps_known_rows_entries(past, now, rows):
+    """The entries kept of the probed rows (``known``) equal, after a commit,
+    the rows' entries in the past runs, taken either way: a run no larger than
+    the kept rows looked up entry by entry, a larger one searched for them."""
+    trace = packedsmall.OverlaidTrace()
+    trace.past = spine_of(past)
+    trace.known = {k: tuple((j, w) for r, j, w in past if r == k) for k in rows}
+    trace.cur = spine_of(now)
+    trace.commit()
+    for k in rows:
+        want = totals((j, w) for r, j, w in past + now if r == k)
+        assert totals(trace.known.get(k, ())) == want, k
