@@ -440,7 +440,7 @@ class _PipelineBuilder:
             seeds = stream.map(self._function(gen, "t", [f"return {seed_row}"], "seed"),
                                vector=select(step.seed)).distinct(label="aggregate seeds")
             own = scan_is_first_join(scan, step)
-            result = self._aggregate_table(seeds, step, (scan, own) if own else None)
+            result = self._aggregate_table(seeds, step, (scan, own, stream) if own else None)
             return left.join(result.index_by(tuple(range(k))), combine, label=label)
         root = _PipelineBuilder(self.compiler, self.compiler.root, self.rule)
         table = root._aggregate_table(root._candidate_seeds(step), step)
@@ -485,21 +485,23 @@ class _PipelineBuilder:
     def _aggregate_table(self, seeds, step: Aggregate, own: tuple | None = None):
         """``seed + (result,)`` for every seed of ``seeds`` whose group has a
         result (count and sum always have one: 0 for an empty body).
-        ``own``: ``(scan, columns)`` when every row the rule's scan reads meets
-        its seed in the body's first join (:func:`scan_is_first_join`): then
-        that join is those rows projected to ``columns``, and neither side
-        needs a trace."""
+        ``own``: ``(scan, columns, outer)`` when every row the rule's scan
+        reads meets its seed in the body's first join
+        (:func:`scan_is_first_join`): then that join is those rows projected
+        to ``columns`` (the ``outer`` rows themselves when those are the
+        scan's), and neither side needs a trace."""
         k = len(step.seed)
         body = _PipelineBuilder(self.compiler, self.scope, self.rule)
         if own is None:
             rows = body.run(step.body, start=seeds, width=k)
         else:
-            scan, columns = own
-            row = _tuple_source([f"t[{c}]" for c in columns])
-            start = self._relation(scan.relation, scan.consts, scan.equal).map(
-                self._function(self._gen(), "t", [f"return {row}"],
-                               f"{scan.relation} as its own aggregate's body"),
-                vector=select(columns))
+            scan, columns, start = own
+            if columns != tuple(scan.columns):
+                row = _tuple_source([f"t[{c}]" for c in columns])
+                start = self._relation(scan.relation, scan.consts, scan.equal).map(
+                    self._function(self._gen(), "t", [f"return {row}"],
+                                   f"{scan.relation} as its own aggregate's body"),
+                    vector=select(columns))
             rows = body.run(step.body[1:], start=start, width=len(columns))
         target = step.target
         # body rows -> key + (1, target); seeds -> key + (0, zero): every seed
