@@ -174,19 +174,22 @@ def totals(entries) -> dict:
     return {j: w for j, w in out.items() if w}
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.parametrize("search", [0, 1, 1 << 20], ids=["searched", "mixed", "read"])
+@settings(max_examples=150, deadline=None)
 @given(entry_lists, entry_lists, st.sets(st.integers(0, 30), max_size=12))
 @example(past=[(3, 0, 1)], now=[(k, 1, 1) for k in range(12)], rows={3, 5})
-@example(past=[(3, 0, 1)], now=[(3, 2, 1)], rows=set(range(6)))
-def test_commit_keeps_known_rows_entries(past, now, rows):
+@example(past=[(3, 0, 1)], now=[(3, 2, 1), (3, 3, -1), (4, 2, 1)], rows={2, 3})
+def test_commit_keeps_known_rows_entries(search, past, now, rows):
     """The entries kept of the probed rows (``known``) equal, after a commit,
-    the rows' entries in the past runs, taken either way: a run no larger than
-    the kept rows looked up entry by entry, a larger one searched for them."""
+    the rows' entries in the past runs, taken either way (SEARCH_KNOWN): the
+    epoch's runs read entry by entry, or searched for the kept rows."""
     trace = packedsmall.OverlaidTrace()
     trace.past = spine_of(past)
     trace.known = {k: tuple((j, w) for r, j, w in past if r == k) for k in rows}
     trace.cur = spine_of(now)
-    trace.commit()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(packedsmall, "SEARCH_KNOWN", search)
+        trace.commit()
     for k in rows:
         want = totals((j, w) for r, j, w in past + now if r == k)
         assert totals(trace.known.get(k, ())) == want, k
