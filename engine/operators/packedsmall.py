@@ -60,14 +60,6 @@ KNOWN_ROWS = 1 << 16
 #: The ``older`` overlay becomes a run of the past at this many rows (a run
 #: of that many is what the past's small runs merge up to anyway).
 OVERLAY_ROWS = PAST_FLOOR
-#: At commit, a run of the epoch more than this many times larger than the
-#: kept rows (``known``) is searched for them (:func:`add_known_sought`); a
-#: smaller one is read entry by entry (:func:`add_known`). Costs measured on
-#: negagg-1000-1500 (~50 ns an entry read, ~300 ns a kept row searched: the
-#: keys made an array, sorted, two searches): its batch's commit read 250,000
-#: entries for 15 kept rows (45 of 226 ms), its updates' commits runs of a few
-#: thousand for up to 65,536 kept rows, where searching cost 6 ms a commit.
-SEARCH_KNOWN = 8
 
 
 class OverlaidTrace(PackedTrace):
@@ -112,7 +104,7 @@ class OverlaidTrace(PackedTrace):
         if self.known:  # the epoch's runs join the past: what they add to a known row
             sought = None
             for run in self.cur:
-                if len(run) <= SEARCH_KNOWN * len(self.known):
+                if len(run) <= colbatch.SEARCH_KNOWN * len(self.known):
                     add_known(self.known, run)
                     continue
                 if sought is None:  # (sorted once for the epoch's large runs)
@@ -134,7 +126,7 @@ class OverlaidTrace(PackedTrace):
 def add_known(known: dict, run) -> None:
     """The entries of ``run`` (a run of the epoch, joining the past) of the
     rows in ``known`` added to theirs: each entry looked up (a run at most
-    :data:`SEARCH_KNOWN` times larger than ``known``)."""
+    :data:`engine.colbatch.SEARCH_KNOWN` times larger than ``known``)."""
     keys = run.keys.tolist()
     hits = [at for at, key in enumerate(keys) if key in known]
     if hits:

@@ -188,7 +188,7 @@ def test_commit_keeps_known_rows_entries(search, past, now, rows):
     trace.known = {k: tuple((j, w) for r, j, w in past if r == k) for k in rows}
     trace.cur = spine_of(now)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(packedsmall, "SEARCH_KNOWN", search)
+        patch.setattr(colbatch, "SEARCH_KNOWN", search)
         trace.commit()
     for k in rows:
         want = totals((j, w) for r, j, w in past + now if r == k)
