@@ -34,7 +34,10 @@ columns; the engine memoizes ``index_by`` per (stream, columns), and every join
 reads a relation through the same stream object, so all joins on one (relation,
 key) share one trace. Negation is an antijoin; an aggregate is computed at the
 root from its correlated body, seeded by the distinct grouping values of the
-outer rows (so ``count``/``sum`` of an empty group are ``0``). In a recursive
+outer rows (so ``count``/``sum`` of an empty group are ``0``); when the rule's scan
+alone seeds it and the body starts with the same atom (the group-by idiom,
+:func:`scan_is_first_join`), the body reads that relation's rows without a join
+of seeds and relation (no trace of it kept for the aggregate). In a recursive
 rule the seeds are the key values of the body's first atom instead, and the table
 enters the child circuit through an Import.
 """
