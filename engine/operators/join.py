@@ -386,8 +386,10 @@ class JoinNode(Node):
                                                  for t in self.reads)):
             return None     # (in a long loop a small dict trace goes to runs, cheaply)
         left, right = self.reads
-        if max(left.appended, right.appended) < colbatch.SMALL_STATE:
+        if max(left.appended + len(a), right.appended + len(b)) < colbatch.SMALL_STATE:
             return None     # small state: dicts are cheaper (and it would go back at commit)
+            # (counted with this time's deltas: a trace they take past SMALL_STATE
+            # stays in runs, and a large columnar delta takes it there at its append)
         if size < colbatch.THRESHOLD and i < colbatch.LONG_LOOP and any(
                 type(t.trace) is Trace and t.appended > size for t in self.reads):
             return None     # a short loop's dict traces larger than its deltas stay

@@ -124,10 +124,12 @@ class OverlaidTrace(PackedTrace):
 
 def learn(known: dict, spine: list) -> None:
     """Add to each row of ``known`` (packed row -> its entries) its entries
-    in the runs of ``spine``: the known rows sought in each run (one pair of
-    ``searchsorted``), not each entry of the run looked up in the dict (a
-    chain's epoch puts 100,000s of entries in its runs, a Python loop over
-    them took 20-40 ms a commit).
+    in the runs of ``spine``: a run more than
+    :data:`~engine.colbatch.SEARCH_KNOWN` times larger than ``known`` is
+    searched for the known rows (one pair of ``searchsorted``: a chain's
+    epoch puts 100,000s of entries in its runs, a Python loop over them took
+    20-40 ms a commit), a smaller one read entry by entry (an update's
+    commit meets runs of a few thousand entries and up to 65,536 known rows).
 
     >>> from engine.operators.columns import key_run
     >>> known = {5: ((0, 1),), 9: (), 7: ()}
@@ -135,9 +137,14 @@ def learn(known: dict, spine: list) -> None:
     >>> known
     {5: ((0, 1), (2, 1), (3, -1)), 9: (), 7: ((2, 1),)}
     """
-    rows = list(known)
-    sought = np.array(rows, dtype=INT64)
+    rows = sought = None
     for run in spine:
+        if len(run) <= colbatch.SEARCH_KNOWN * len(known):
+            add_known(known, run)
+            continue
+        if sought is None:
+            rows = list(known)
+            sought = np.array(rows, dtype=INT64)
         lows = run.keys.searchsorted(sought, "left")
         counts = run.keys.searchsorted(sought, "right") - lows
         hits = counts.nonzero()[0]
@@ -152,6 +159,17 @@ def learn(known: dict, spine: list) -> None:
         for at, count in zip(hits.tolist(), counts.tolist()):
             known[rows[at]] += tuple(entries[start:start + count])
             start += count
+
+
+def add_known(known: dict, run) -> None:
+    """The entries of ``run`` of the rows in ``known`` added to theirs, each
+    entry looked up (:func:`learn` of a run not much larger than ``known``)."""
+    keys = run.keys.tolist()
+    hits = [at for at, key in enumerate(keys) if key in known]
+    if hits:
+        iterations, weights = run.iterations.tolist(), run.weights.tolist()
+        for at in hits:
+            known[keys[at]] += ((iterations[at], weights[at]),)
 
 
 def compact(run) -> None:
