@@ -13,6 +13,7 @@ workload names are those of the full and the quick suites.
 from __future__ import annotations
 
 import argparse
+import re
 
 from benchmarks import workloads
 from benchmarks.peers.engine_peer import EnginePeer
@@ -23,6 +24,9 @@ def find(name: str) -> workloads.Workload:
         for workload in workloads.suite(size):
             if workload.name == name:
                 return workload
+    sized = re.fullmatch(r"counter-(\d+)", name)  # any size of the counter
+    if sized:
+        return workloads.counter_workload(int(sized.group(1)))
     names = [w.name for size in ("full", "quick") for w in workloads.suite(size)]
     raise SystemExit(f"no workload named {name}; one of: {', '.join(names)}")
 

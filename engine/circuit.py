@@ -33,7 +33,7 @@ import contextlib
 import time
 from collections.abc import Mapping
 
-from engine import lazy
+from engine import gcpolicy, lazy
 from engine.colbatch import ColBatch
 from engine.errors import (
     BuildError,
@@ -518,6 +518,14 @@ class Circuit(BaseCircuit):
         ``dry_run``: return the differences, then drop the epoch as a failure
         would (the circuit stays at its epoch, exactly as before).
         """
+        restore = gcpolicy.quiet()  # fewer collections while it runs (engine.gcpolicy)
+        try:
+            return self._step(inputs, epoch, dry_run)
+        finally:
+            restore()
+
+    def _step(self, inputs: Mapping[str, object] | None, epoch: int | None,
+              dry_run: bool) -> dict[str, ZSet]:
         if epoch is not None and epoch != self.epoch:
             raise EpochError(f"the circuit is at epoch {self.epoch}; got a step for "
                              f"epoch {epoch}")

@@ -62,7 +62,10 @@ INT64 = "int64"
 #: 1,000-node random graph: batch 2.6 -> 1.2 s, same generation on the depth-10
 #: tree 3.4 -> 2.1 s, their single-fact updates unchanged).
 THRESHOLD = 8192
-#: A join whose traces are runs already takes the columnar path from this size;
+#: A join whose traces are runs already takes the columnar path from this size
+#: from iteration LONG_LOOP on (before it, from LOOP_ROWS: an update's short
+#: loop reads the small appends' overlays, which a columnar join would sort
+#: into runs each time; Andersen's updates, mean CPU 4.0 -> 3.4 ms);
 #: so does one whose other trace is a small dict (under SMALL_STATE) from
 #: iteration LONG_LOOP on, moving that trace to runs (it goes back at commit):
 #: a chain's update loop (a 1,000-node chain's retraction of the edge (121,
@@ -81,6 +84,28 @@ PLUS_ROWS = 256
 #: cheap as on dicts (engine.operators.packedsmall: Andersen's analysis on
 #: ~60,000 packed rows, ~3 µs a row that way, ~150 µs the vectorised step).
 SMALL_ROWS = 64
+#: A join's delta under 1,024 rows (engine.operators.columns.DISTINCT_PROBE)
+#: is sorted by its key before probing a part of the other trace only when a
+#: run of it holds more entries than this: its searches then walk the run
+#: forward where unsorted ones would miss the cache; a smaller run stays in
+#: cache and the sort (four numpy calls) bought nothing: a 1,000-node chain's
+#: update loop (~120-300 rows an iteration against its 1,000 edges) ran as
+#: fast without it (242-265 vs 245-257 ms CPU an update, within the noise),
+#: with four calls fewer an iteration.
+SORTED_PROBE_RUN = 1 << 16
+#: At the commit of a packed Distinct Trace, a run of the epoch more than
+#: this many times larger than the rows kept of small batches (``known``,
+#: engine.operators.packedsmall) is searched for them; a smaller one is read
+#: entry by entry. Per commit, reading costs ~100 ns an entry (~430 ns one
+#: of a kept row), searching ~110-240 ns a kept row (their keys made an
+#: array, sorted, two searches; random int64 rows, process time): run
+#: 250,000 / kept 15: read 19.4 ms, search 0.01 ms; 80,000 / 9,868: 9.2 vs
+#: 2.4 ms; 20,000 / 4,854: 2.2 vs 1.1 ms; 5,000 / 60,000: 2.2 vs 6.7 ms.
+#: negagg-1000-1500's batch commit read 250,000 entries for 15 kept rows (45
+#: of its 226 ms); its updates' commits meet runs of a few thousand entries
+#: and up to 65,536 kept rows, where searching every run cost ~6 ms a call
+#: (cProfile, loaded machine).
+SEARCH_KNOWN = 3
 #: An Aggregate of a built-in (engine.aggregates.Reduce) computes its changed
 #: groups on columns (engine.operators.aggcols) from a columnar batch this
 #: large, and from a batch of rows in a dict AGGREGATE_DICT_ROWS large (it is
@@ -119,7 +144,12 @@ LONG_LOOP = 64
 #: entries than this goes back to dicts, where the small deltas of the next
 #: updates are cheaper (same generation on a depth-6 tree: single-fact updates
 #: 5-7 ms with its state left in runs, 1 ms in dicts); the move costs about a
-#: microsecond per entry, so larger states stay in runs.
+#: microsecond per entry, so larger states stay in runs. A join goes columnar
+#: only when one of its traces holds this many rows with the time's delta
+#: counted in (which the append then takes to runs): negagg-1000-1500's
+#: iteration 6 brought a columnar delta of 8,660 rows to a trace of 18,174,
+#: and without the delta counted it went through the row loop (33 ms; 10 ms on
+#: columns).
 SMALL_STATE = 20_000
 #: In a child circuit, a join given a delta already in columns (a Distinct
 #: Trace's output on packed state) of this many rows joins it on columns even
@@ -145,12 +175,71 @@ VIEW_STATE = 4096
 #: delta row); one read in every epoch is kept, carried over at commit (a
 #: closure's edges: copied once, in the bulk load).
 VIEW_COPY = 4
+#: ...unless an epoch appended this many rows or more to the join trace (a
+#: bulk load, a large update): then it is in runs at the end of that epoch and
+#: stays there while it holds this many entries. Andersen's analysis (200
+#: variables x 50): its three traces of 10,000-18,500 rows, under
+#: SMALL_STATE, stayed in dicts at ~160-300 bytes an entry: reachable state
+#: 111.5 -> 75 B per derived tuple; its single-fact updates, their small
+#: appends in overlays (OVERLAY_APPEND) and probes by gather_few
+#: (GATHER_FEW), 1.85/1.55 -> 1.50/1.17 ms median retract/insert CPU (base
+#: with dict traces, same run). (The RSS after a trim did not fall, 129 B:
+#: the pymalloc arenas the dicts had filled stay pinned by a few live
+#: objects.)
+COMMIT_ROWS = 4096
+#: A join trace in runs (engine.columnar) takes an append of fewer rows than
+#: this into a dict overlay, read with its runs and sorted into them when a
+#: columnar operator reads the runs or the overlay lists
+#: engine.columnar.OVERLAY_ROWS entries: two appends, two reads and a commit
+#: on 25,000 entries in runs, µs runs/overlay: 1 row 251/6, 4 rows 322/9,
+#: 16 rows 366/18, 32 rows 334/29, 64 rows 389/135.
+OVERLAY_APPEND = 32
+#: A row join's probe of a columnar trace for this few keys times runs or
+#: fewer seeks each key in each run by a scalar ``searchsorted``
+#: (engine.columnar.gather_few) instead of the vectorised gather: on runs of
+#: 20,000 and 5,000 entries, µs vectorised/scalar: 1 key 84/4, 2 keys 50/6,
+#: 4 keys 103/39, 8 keys 115/65, 16 keys 126/128, 32 keys 148/259.
+GATHER_FEW = 16
+#: A long thin loop (from iteration LONG_LOOP, a few rows an iteration): a
+#: child's key-less join trace (engine.logtrace) goes into a log of typed arrays
+#: once the epoch appended LOG_FROM rows (moved in bulk, ~0.3 µs an entry; an
+#: append then costs ~0.5 µs a row instead of ~1), and a Distinct Trace in
+#: dicts seals its epoch's rows into packed runs every SEAL_ROWS rows
+#: (engine.operators.sealed; ~0.2 µs a row, checked every 64 iterations). The
+#: counter to 1,000,000 (`python -m benchmarks.memory_breakdown counter-1000000`):
+#: join trace 146 -> 13 B a row, Distinct's 70 -> 13, RSS 229 -> 40 B a tuple;
+#: batch CPU 5.35 -> 5.08 s with the Export's log below (/tmp/wt/batchcpu.py,
+#: alternated with main). Both go back to dicts at commit under SMALL_STATE
+#: entries, as the packed states do.
+LOG_FROM = 4096
+SEAL_ROWS = 4096
+#: ... and only while the epoch's dict grew by at most THIN_ROWS rows an
+#: iteration since the last seal: a loop of more rows an iteration (a closure's
+#: update, ~100 rows) would search the runs for most of its rows (a row of a
+#: counter's, growing, is past every run and never searched; one of a closure's
+#: is within their bounds, a scalar searchsorted per run, ~1 µs each).
+THIN_ROWS = 4
+#: An Export (a child's epoch difference seen from the parent) whose sum holds
+#: EXPORT_LOG_FROM rows logs its batches of fewer than EXPORT_LOG_BATCH rows
+#: into typed arrays (engine.logtrace.RowLog), one columnar batch at the end:
+#: the counter to 1,000,000's difference took ~130 B a row in a dict, ~16
+#: logged (`python -m benchmarks --only engine --only counter-1000000`, B a
+#: tuple peak / steady / trim: 354 / 229 / 229 before this and the log traces
+#: above, 225 / 40 / 38 with those, 130 / 46 / 29 with this too).
+EXPORT_LOG_FROM = 4096
+EXPORT_LOG_BATCH = 16
 #: A run (engine.columnar) of this many entries or more keeps its iterations
 #: and weights in the narrowest int type that holds them; shorter ones stay
 #: int64: they hold little, and finding the range (two passes) cost single-fact
 #: updates more than it saved (their appends make many small runs, which merge
 #: into larger ones later).
 NARROW_ROWS = 1024
+# Thresholds of the runtime kept beside what they govern: engine.memory's
+# TRIM_AFTER and TRIM_GROWTH (malloc_trim after a long step) and
+# engine.gcpolicy's YOUNG (young collections every 100,000 net container
+# allocations while a step runs, not 700: time in the collector per single-fact
+# update 0.7 -> 0.05-0.14 ms on sg-tree-10, tc-random-1000-2000 and
+# negagg-1000-1500, 10 -> 2 ms on tc-chain-1000; gc callbacks, 60 updates).
 #: Times each columnar operator ran (``join``, ``distinct``, ``plus``, a linear
 #: chain wholly on columns: ``linear``), rows of columnar batches that went
 #: through linear stages per row (``row_stages``: stages with no columnar form,
@@ -174,7 +263,8 @@ def columns_from(rows: int | None, state: int | None = None):
     True
     """
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
-             "LOOP_ROWS", "SMALL_ROWS", "AGGREGATE_ROWS", "AGGREGATE_DICT_ROWS")
+             "LOOP_ROWS", "SMALL_ROWS", "AGGREGATE_ROWS", "AGGREGATE_DICT_ROWS",
+             "COMMIT_ROWS", "OVERLAY_APPEND")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))
@@ -239,13 +329,16 @@ def _column(values: list):
 class ColBatch(Mapping):
     """A consolidated Z-set in columns (module docstring)."""
 
-    __slots__ = ("columns", "kinds", "weights", "_rows")
+    __slots__ = ("bounds", "columns", "kinds", "weights", "_rows")
 
-    def __init__(self, columns: list, kinds: tuple, weights: np.ndarray):
+    def __init__(self, columns: list, kinds: tuple, weights: np.ndarray, bounds=None):
         self.columns = columns
         self.kinds = kinds
         self.weights = weights
         self._rows: dict | None = None
+        # (low, high) of each int64 column, when known (its values lie within:
+        # a consolidation found them), so that a packing checks no range again
+        self.bounds: list | None = bounds
 
     # -- conversion ---------------------------------------------------------
 
@@ -315,7 +408,7 @@ class ColBatch(Mapping):
     @property
     def int_only(self) -> bool:
         """Whether every column is ``int64`` (what columnar traces hold)."""
-        return all(kind == "i" for kind in self.kinds)
+        return self.kinds.count("i") == len(self.kinds)
 
     # -- the mapping, over the rows -------------------------------------------
 
@@ -397,7 +490,10 @@ def sort_key(columns: list, bounds: list | None = None) -> np.ndarray | None:
 #: 16-bit digits, 2-3x faster than ``argsort(kind="stable")`` (a merge sort of
 #: int64) on unsorted keys of 20-32 bits (1.4 million keys of 22 bits: 56 vs
 #: 131 ms CPU; 640,000 of 24: 20 vs 60; 60,000 of 20: 1.4 vs 7.9). Below it
-#: the few calls cost more than they save.
+#: the few calls cost more than they save. Two runs of fewer entries than this
+#: merge by one stable sort of their keys (engine.columnar.interleave), not by
+#: scatters: 976 + 122 entries 17 vs 24 µs, 3,500 + 500 32 vs 40, 7,000 +
+#: 1,000 55 vs 63, but 15,000 + 1,000 253 vs 98.
 RADIX_ROWS = 4096
 #: Keys wider than this take argsort: each 16-bit pass costs a gather of all
 #: the keys, and four passes measured no faster than argsort.
@@ -509,17 +605,22 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
     {(1,): 1}
     >>> dict(consolidate([], (), np.array([2, -1])))   # nullary: one row ()
     {(): 1}
+    >>> consolidate([np.array([3, 1]), np.array([0, 9])], ("i", "i"), np.array([1, 1])).bounds
+    [(1, 3), (0, 9)]
     """
     if not columns:   # nullary rows: all the same row ()
         total = int(weights.sum())
         return ColBatch([], kinds, np.array([total] if total else [], dtype=INT64))
     columns = [c + 0.0 if c.dtype.kind == "f" else c for c in columns]  # -0.0 -> 0.0
     n = len(weights)
-    packed = packed_key(columns) if n >= RADIX_ROWS else None
+    bounds = bounds_of(columns) if n > 1 and (len(columns) > 1 or n >= RADIX_ROWS) else None
+    packed = packed_key(columns, bounds) if n >= RADIX_ROWS and bounds is not None else None
     if packed is not None:  # sort the packed key alone, the columns unpacked from it
-        return _consolidate_packed(packed, kinds, weights, bounds_of(columns))
+        out = _consolidate_packed(packed, kinds, weights, bounds)
+        out.bounds = bounds
+        return out
     if n > 1:
-        key = sort_key(columns)
+        key = sort_key(columns, bounds)
         if key is not None:
             order = np.argsort(key, kind="stable")
             key = key[order]
@@ -538,15 +639,15 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
                 new[1:] |= column[1:] != column[:-1]
         columns = [c[order] for c in columns]
         weights = weights[order]
-        if not new.all():
-            starts = np.flatnonzero(new)
+        if np.count_nonzero(new) < n:
+            starts = new.nonzero()[0]
             weights = np.add.reduceat(weights, starts)
             columns = [c[starts] for c in columns]
     keep = weights != 0
-    if not keep.all():
+    if np.count_nonzero(keep) < len(keep):
         columns = [c[keep] for c in columns]
         weights = weights[keep]
-    return ColBatch(columns, kinds, weights)
+    return ColBatch(columns, kinds, weights, bounds)
 
 
 def _consolidate_packed(packed, kinds: tuple, weights: np.ndarray, bounds: list) -> ColBatch:
@@ -573,14 +674,14 @@ def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = Fa
         new = np.empty(len(key), dtype=bool)
         new[0] = True
         np.not_equal(key[1:], key[:-1], out=new[1:])
-        if not new.all():
-            starts = np.flatnonzero(new)
+        if np.count_nonzero(new) < len(new):
+            starts = new.nonzero()[0]
             weights = np.add.reduceat(weights, starts)
             key = key[starts]
             if order:
                 at = at[starts]
     keep = weights != 0
-    if not keep.all():
+    if np.count_nonzero(keep) < len(keep):
         key, weights = key[keep], weights[keep]
         if order:
             at = at[keep]

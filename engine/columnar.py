@@ -15,12 +15,25 @@ dropped. As in differential dataflow's spine:
 * commit moves the current epoch's runs to the past (their epoch is
   forgotten: compaction) and merges by the same rule; rollback drops them.
 
+**Small appends** (under :data:`~engine.colbatch.OVERLAY_APPEND` rows: a
+single-fact update's) do not become runs: a run costs a sort and numpy calls
+(~50 µs) and its merges, a dict append about a microsecond a row. They go into
+dict **overlays** keyed like the trace, key -> ``[(row, time part), ...]``:
+``recent`` (this epoch's; a root trace stages them until the commit) and
+``older`` (earlier epochs', where ``recent`` goes at commit). The cursors
+read an overlay with its spine; an overlay becomes a run (of the past, of
+the epoch) once it lists :data:`OVERLAY_ROWS` entries, and both are sorted
+into the runs when a reader of runs (a columnar operator) asks for
+:attr:`ColumnarTrace.past` or :attr:`ColumnarTrace.cur`.
+
 Readers use cursors. Generated loops (the join's) **gather** first: one
 vectorised lookup of all the keys of a delta, giving key -> ``[(value, time
 part), ...]``, a value listed once per run and iteration it has weight at (the
-weights add). Rows the columns cannot hold (floats, strings, ints beyond
-``int64``) raise :class:`Unfit` before anything changes; the owner then goes
-back to a dict trace (:meth:`ColumnarTrace.to_trace`).
+weights add); a few keys (:data:`~engine.colbatch.GATHER_FEW`, counting
+each run) are sought one by one (:func:`gather_few`). Rows the columns
+cannot hold (floats, strings, ints beyond ``int64``) raise :class:`Unfit`
+before anything changes; the owner then goes back to a dict trace
+(:meth:`ColumnarTrace.to_trace`).
 
 Two ways in: the columnar operators (:mod:`engine.operators.columns`) turn the
 traces of a projection join columnar with its first large columnar batch and
@@ -47,6 +60,7 @@ dict trace at every size tried: the figures are in the README).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from itertools import chain
 
 from engine import colbatch, lazy
 from engine.colbatch import ColBatch, bounds_of, packed_key, sum_packed, unpack_key
@@ -67,6 +81,10 @@ PAST_FLOOR = 4096
 #: entry: a Distinct's past holds a row at up to a few iterations (the
 #: closure of the 1,000-node random graph: at most 6 entries a row).
 WINDOW = 8
+#: The ``older`` overlay of small appends becomes a run of the past at commit
+#: once it lists this many entries: it is read entry by entry (each gathered
+#: key's list), and its entries take ~100 bytes each against ~20 in a run.
+OVERLAY_ROWS = 1024
 INT64 = "int64"
 np = lazy.module("numpy", globals())
 
@@ -159,9 +177,19 @@ class Run:
 
     def find(self, sought: np.ndarray):
         """``(positions in sought, positions in the run)`` of the sought keys
-        present, for a run of unique keys: one ``searchsorted``, a check."""
+        present, for a run of unique keys: one ``searchsorted``, a check (a
+        run of one entry: one comparison; a one-fact update's epoch probes
+        its one-entry run at every iteration).
+
+        >>> one = Run([np.array([4])], np.zeros(1), np.ones(1), 0)
+        >>> [x.tolist() for x in one.find(np.array([4, 2, 4]))]
+        [[0, 2], [0, 0]]
+        """
+        if len(self.keys) == 1:
+            mine = (sought == self.keys[0]).nonzero()[0]
+            return mine, np.zeros(len(mine), dtype=np.intp)
         at = self.keys.searchsorted(sought, "left")
-        mine = np.flatnonzero(self.keys.take(at, mode="clip") == sought)
+        mine = (self.keys.take(at, mode="clip") == sought).nonzero()[0]
         return mine, at[mine]
 
     def weight_sums(self, sought: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
@@ -205,7 +233,7 @@ class Run:
             at, step = after - 1, -1
         out = np.where(keys.take(at, mode="clip") == sought, weights.take(at, mode="clip"),
                        0).astype(INT64, copy=False)
-        follow = np.flatnonzero(out)   # found (a run's weights are never 0)
+        follow = out.nonzero()[0]   # found (a run's weights are never 0)
         at = at[follow]
         while len(follow):
             at += step
@@ -227,17 +255,17 @@ class Run:
 NARROW = ("int8", "int16", "int32")
 
 
-def narrow(values: np.ndarray, bounds: tuple[int, int] | None = None) -> np.ndarray:
+def narrow(values: np.ndarray) -> np.ndarray:
     """``values`` (not empty) in the first type of :data:`NARROW` holding
-    them (``bounds``: their ``(low, high)``, if known), else as they are.
+    them, else as they are (found from the values, not from a run's bounds,
+    which may include entries since summed away).
 
     >>> narrow(np.array([0, 127])).dtype, narrow(np.array([-129, 0])).dtype
     (dtype('int8'), dtype('int16'))
     >>> narrow(np.array([1 << 40])).dtype
     dtype('int64')
     """
-    low, high = bounds if bounds is not None else (int(values.min()), int(values.max()))
-    kind = narrow_kind(low, high)
+    kind = narrow_kind(int(values.min()), int(values.max()))
     return values if kind == INT64 else values.astype(kind)
 
 
@@ -310,7 +338,7 @@ def make_run(columns: list, iterations, weights, key_column: int,
         if not len(weights):
             return None
     if len(weights) >= colbatch.NARROW_ROWS:
-        iterations = narrow(iterations, bounds[-1] if bounds is not None else None)
+        iterations = narrow(iterations)
         weights = narrow(weights)
     return Run(columns, iterations, weights, key_column, bounds)
 
@@ -322,6 +350,10 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
     second's keys goes among the first's (one ``searchsorted``), no sort.
     Each array is written by two integer scatters (a boolean mask's was 2.5x
     slower), in the narrowest type holding both runs' values (:func:`narrow`).
+    Under :data:`~engine.colbatch.RADIX_ROWS` entries, one stable sort of the
+    keys concatenated (a merge of two sorted stretches) does it in half the
+    numpy calls (an update loop of a chain merges such runs at every
+    iteration).
 
     >>> a = Run([np.array([1, 3])], np.array([0, 0]), np.array([1, 1]), 0, [(1, 3), (0, 0)])
     >>> b = Run([np.array([0, 3])], np.array([2, 2]), np.array([1, -1]), 0, [(0, 3), (2, 2)])
@@ -329,28 +361,41 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
     >>> run.keys.tolist(), run.iterations.tolist(), run.weights.tolist()
     ([0, 1, 3, 3], [2, 0, 0, 2], [1, 1, 1, -1])
     """
+    n = len(first) + len(second)
+    if n < colbatch.RADIX_ROWS:  # short: one stable sort of the two (a merge), fewer calls
+        keys = np.concatenate((first.keys, second.keys))
+        order = keys.argsort(kind="stable")
+        keys = keys[order]
+        unique = None
+        if first.unique and second.unique:
+            unique = not np.count_nonzero(keys[1:] == keys[:-1])
+        iterations = np.concatenate((first.iterations, second.iterations))[order]
+        weights = np.concatenate((first.weights, second.weights))[order]
+        if n >= colbatch.NARROW_ROWS:
+            iterations = narrow(iterations)
+            weights = narrow(weights)
+        return Run([keys], iterations, weights, 0, bounds, unique)
     if at is None:  # (else given: the same search, made by the caller)
         at = first.keys.searchsorted(second.keys, "right")
     unique = None
     if first.unique and second.unique:  # and no key of the second in the first
-        unique = not (first.keys.take(at - 1, mode="clip") == second.keys)[at > 0].any()
+        unique = not np.count_nonzero(
+            (first.keys.take(at - 1, mode="clip") == second.keys)[at > 0])
     at = at + np.arange(len(second))
-    n = len(first) + len(second)
     rest = np.ones(n, dtype=bool)
     rest[at] = False
-    others = np.flatnonzero(rest)
+    others = rest.nonzero()[0]
     wide = n >= colbatch.NARROW_ROWS
 
-    def mix(x, y, limits=None, small=True):
+    def mix(x, y, small=True):
         if wide and small:
-            y = narrow(y, limits)
+            y = narrow(y)
         out = np.empty(n, dtype=np.result_type(x.dtype, y.dtype))
         out[at] = y
         out[others] = x
         return out
     return Run([mix(first.keys, second.keys, small=False)],
-               mix(first.iterations, second.iterations,
-                   second.bounds[-1] if second.bounds is not None else None),
+               mix(first.iterations, second.iterations),
                mix(first.weights, second.weights), 0, bounds, unique)
 
 
@@ -392,6 +437,90 @@ def rows_run(batch: Mapping, iteration: int, arity: int, key_column: int) -> Run
                     columns.weights, key_column)
 
 
+def gather_few(spine: list, keys, nested: bool) -> dict:
+    """:func:`gather` for a few keys: each sought in each run by scalar
+    ``searchsorted`` (skipped when out of the run's key bounds), the entries
+    read with ``item``/``tolist``: no array made for the keys, no sort.
+
+    >>> run = Run([np.array([1, 1, 4]), np.array([7, 8, 9])], np.array([0, 2, 1]),
+    ...           np.array([1, 1, -1]), 0, [(1, 4), (7, 9), (0, 2)])
+    >>> gather_few([run], [(1,), (4,), (5,), (1,), ("a",)], True)
+    {(1,): [((1, 7), (0, 1)), ((1, 8), (2, 1))], (4,): [((4, 9), (1, -1))]}
+    >>> gather_few([run], [(4,)], False) == gather([run], [(4,)], False)
+    True
+    """
+    found: dict = {}
+    for sought in dict.fromkeys(keys):
+        key = sought[0]
+        if type(key) not in (int, bool) or not -(1 << 63) <= key < (1 << 63):
+            continue
+        entries: list = []
+        for run in spine:
+            bounds = run.bounds
+            if bounds is not None and not bounds[0][0] <= key <= bounds[0][1]:
+                continue
+            run_keys = run.keys
+            lo = int(run_keys.searchsorted(key))
+            if lo == len(run_keys) or run_keys.item(lo) != key:
+                continue
+            hi = lo + 1 if run.unique else int(run_keys.searchsorted(key, "right"))
+            if hi == lo + 1:
+                value = tuple([c.item(lo) for c in run.columns])
+                weight = run.weights.item(lo)
+                entries.append((value, (run.iterations.item(lo), weight) if nested else weight))
+                continue
+            values = zip(*(c[lo:hi].tolist() for c in run.columns))
+            weights = run.weights[lo:hi].tolist()
+            entries.extend(zip(values, zip(run.iterations[lo:hi].tolist(), weights)
+                               if nested else weights))
+        if entries:
+            found[sought] = entries
+    return found
+
+
+def fitting(batch: Mapping, arity: int) -> bool:
+    """Whether every row of ``batch`` is ``arity`` ints of ``int64``.
+
+    >>> fitting({(1, 2): 1}, 2), fitting({(1, 2.5): 1}, 2), fitting({(1 << 63, 0): 1}, 2)
+    (True, False, False)
+    """
+    values = list(chain.from_iterable(batch))
+    return (len(values) == arity * len(batch) and set(map(len, batch)) == {arity}
+            and set(map(type, values)) <= {int, bool}
+            and -(1 << 63) <= min(values) and max(values) < (1 << 63))
+
+
+def overlay_add(overlay: dict, batch: Mapping, iteration: int, key_column: int,
+                nested: bool) -> None:
+    """Add a batch of rows to an overlay: key -> ``[(row, (iteration,
+    weight))]`` (``[(row, weight)]`` when not ``nested``), as
+    :func:`gather` gives entries (a row may be listed more than once: the
+    weights add)."""
+    for row, w in batch.items():
+        entry = (row, (iteration, w) if nested else w)
+        key = (row[key_column],)
+        found = overlay.get(key)
+        if found is None:
+            overlay[key] = [entry]
+        else:
+            found.append(entry)
+
+
+def overlay_run(overlay: dict, key_column: int, nested: bool) -> Run | None:
+    """The entries of an overlay (:func:`overlay_add`) as a run."""
+    entries = [entry for found in overlay.values() for entry in found]
+    n = len(entries)
+    columns = [np.fromiter((row[c] for row, _ in entries), dtype=INT64, count=n)
+               for c in range(len(entries[0][0]))]
+    if nested:
+        iterations = np.fromiter((part[0] for _, part in entries), dtype=INT64, count=n)
+        weights = np.fromiter((part[1] for _, part in entries), dtype=INT64, count=n)
+    else:
+        iterations = np.zeros(n, dtype=INT64)
+        weights = np.fromiter((w for _, w in entries), dtype=INT64, count=n)
+    return make_run(columns, iterations, weights, key_column)
+
+
 def matches(spine: list, sought: np.ndarray) -> list:
     """``(run, positions)`` of each run of ``spine`` holding some of the keys
     ``sought`` (distinct): the positions of all their entries, in key order."""
@@ -415,6 +544,10 @@ def gather(spine: list, keys, nested: bool) -> dict:
     and cut into one list per key."""
     if not spine:
         return {}
+    if type(keys) is not list:
+        keys = list(keys)
+    if len(keys) * len(spine) <= colbatch.GATHER_FEW:
+        return gather_few(spine, keys, nested)
     try:
         sought = np.fromiter((k[0] for k in keys), dtype=INT64)
     except (OverflowError, TypeError, ValueError):
@@ -499,14 +632,16 @@ SOURCES = {False: ColumnarSource(False), True: ColumnarSource(True)}
 
 
 class ColumnarCursor(Cursor):
-    """A cursor over one part (a spine of runs) of a :class:`ColumnarTrace`."""
+    """A cursor over one part of a :class:`ColumnarTrace`: a spine of runs and
+    an overlay of small appends (:func:`overlay_add`; ``None`` or empty)."""
 
-    __slots__ = ("epoch", "group", "nested", "spine")
+    __slots__ = ("epoch", "group", "nested", "overlay", "spine")
 
-    def __init__(self, spine: list, nested: bool, epoch: int):
+    def __init__(self, spine: list, nested: bool, epoch: int, overlay: dict | None = None):
         self.spine = spine
         self.nested = nested
         self.epoch = epoch
+        self.overlay = overlay or None
         self.group: dict = {}
 
     @property
@@ -514,15 +649,44 @@ class ColumnarCursor(Cursor):
         return SOURCES[self.nested]
 
     def __bool__(self) -> bool:
-        return bool(self.spine)
+        return bool(self.spine) or self.overlay is not None
 
     def gather(self, keys) -> dict:
-        return gather(self.spine, keys, self.nested)
+        overlay = self.overlay
+        if overlay is None:
+            return gather(self.spine, keys, self.nested)
+        if type(keys) is not list:
+            keys = list(keys)
+        found = gather(self.spine, keys, self.nested)
+        for key in dict.fromkeys(keys):
+            extra = overlay.get(key)
+            if extra is not None:
+                entries = found.get(key)
+                if entries is None:
+                    found[key] = list(extra)
+                else:
+                    entries.extend(extra)
+        return found
 
     def gather_columns(self, sought: np.ndarray) -> tuple[list, np.ndarray]:
         """The part's entries under the ``int64`` keys ``sought``, as arrays
-        (:func:`gather_columns`)."""
-        return gather_columns(self.spine, sought)
+        (:func:`gather_columns`, the overlay's added)."""
+        columns, weights = gather_columns(self.spine, sought)
+        overlay = self.overlay
+        if overlay is None:
+            return columns, weights
+        extra = [entry for key in set(sought.tolist()) for entry in overlay.get((key,), ())]
+        if not extra:
+            return columns, weights
+        n = len(extra)
+        more = [np.fromiter((row[c] for row, _ in extra), dtype=INT64, count=n)
+                for c in range(len(extra[0][0]))]
+        more_weights = np.fromiter(((p[1] if self.nested else p) for _, p in extra),
+                                   dtype=INT64, count=n)
+        if not columns:
+            return more, more_weights
+        return ([np.concatenate([c, m]) for c, m in zip(columns, more)],
+                np.concatenate([weights, more_weights]))
 
     def _group(self, entries) -> dict:
         """value -> {iteration: weight} of gathered entries, zeros dropped."""
@@ -549,9 +713,12 @@ class ColumnarCursor(Cursor):
                 yield key
 
     def keys(self) -> Iterator:
-        if not self.spine:
+        parts = [run.keys for run in self.spine]
+        if self.overlay is not None:
+            parts.append(np.array([key[0] for key in self.overlay], dtype=INT64))
+        if not parts:
             return iter(())
-        keys = np.concatenate([run.keys for run in self.spine])
+        keys = np.concatenate(parts)
         keys.sort()
         keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
         return iter([(k,) for k in keys.tolist() if self.seek((k,))])
@@ -586,23 +753,52 @@ class ColumnarTrace:
     """A trace of int rows keyed by one column, in sorted numpy runs (module
     docstring); the interface of :class:`~engine.trace.Trace`."""
 
-    __slots__ = ("_cur", "arity", "epoch", "functions", "index", "key_column", "nested",
-                 "past", "staged", "staged_runs", "tail")
+    __slots__ = ("_cur", "_past", "arity", "epoch", "functions", "index", "key_column",
+                 "nested", "older", "older_size", "recent", "recent_size", "staged",
+                 "staged_runs", "staged_small", "tail")
 
     def __init__(self, nested: bool = False, index=None):
         if not fits(index):
             raise ValueError(f"a columnar trace needs a one-column key, got {index!r}")
+        self._empty(nested, index, index[1][0])
+        self.functions = compile_row_functions(index)
+
+    def _empty(self, nested: bool, index, key_column: int) -> None:
+        """No entries yet, runs sorted by ``key_column``."""
         self.nested = nested
         self.index = index
-        self.key_column = index[1][0]
+        self.key_column = key_column
         self.arity: int | None = None
-        self.past: list = []     # spine of finished epochs
+        self._past: list = []    # spine of finished epochs
         self._cur: list = []     # spine of this epoch's appends (child scope),
         self.tail: list = []     # and those not sorted into it yet (cur)
         self.staged: list = []   # root scope: the epoch's row batches,
-        self.staged_runs: list = []  # and the same as runs, folded in at commit
+        self.staged_runs: list = []  # the large ones as runs, folded in at commit,
+        self.staged_small: list = []  # the small ones, into ``older`` at commit
+        # the overlays of small appends (overlay_add): this epoch's (child
+        # scope), earlier epochs' (entries listed: recent_size, older_size)
+        self.recent: dict = {}
+        self.older: dict = {}
+        self.recent_size = self.older_size = 0
         self.epoch = 0
-        self.functions = compile_row_functions(index)
+
+    @property
+    def past(self) -> list:
+        """The spine of finished epochs, the ``older`` overlay sorted into it
+        first (for readers of runs only: the columnar operators)."""
+        if self.older:
+            self._flush_older()
+        return self._past
+
+    def _flush_older(self) -> None:
+        push_run(self._past, overlay_run(self.older, self.key_column, self.nested),
+                 self.key_column, PAST_FLOOR)
+        self.older, self.older_size = {}, 0
+
+    def past_entries(self) -> int:
+        """How many entries the finished epochs hold (the overlay's counted
+        as listed), without sorting the overlay into runs."""
+        return sum(map(len, self._past)) + self.older_size
 
     @classmethod
     def from_trace(cls, trace: Trace) -> ColumnarTrace:
@@ -610,7 +806,7 @@ class ColumnarTrace:
         :mod:`engine.tracearrays`); :class:`Unfit` if they do not fit."""
         new = cls(trace.nested, trace.index)
         new.epoch = trace.epoch
-        for store, spine in ((trace.past, new.past), (trace.cur, new._cur)):
+        for store, spine in ((trace.past, new._past), (trace.cur, new._cur)):
             if not store:
                 continue
             groups = list(store.values())
@@ -632,7 +828,7 @@ class ColumnarTrace:
         holds already: only the epoch's few entries are converted);
         :class:`Unfit` if they do not fit."""
         new = ColumnarTrace(self.nested, self.index)
-        new.epoch, new.arity, new.past = trace.epoch, self.arity, list(self.past)
+        new.epoch, new.arity, new._past = trace.epoch, self.arity, list(self.past)
         if trace.cur:
             groups = list(trace.cur.values())
             new._check_arity(len(next(iter(groups[0]))))
@@ -684,10 +880,25 @@ class ColumnarTrace:
 
     def append_rows(self, batch: Mapping, iteration: int = 0) -> None:
         """Add a Z-set of rows at ``(self.epoch, iteration)``; :class:`Unfit`
-        (nothing changed) when a row does not fit the columns."""
+        (nothing changed) when a row does not fit the columns. A batch of
+        fewer than :data:`~engine.colbatch.OVERLAY_APPEND` rows goes into
+        an overlay (module docstring)."""
         if not batch:
             return
         arity = len(next(iter(batch)))
+        if len(batch) < colbatch.OVERLAY_APPEND:
+            if not fitting(batch, arity):
+                raise Unfit()
+            self._check_arity(arity)
+            if self.nested:
+                overlay_add(self.recent, batch, iteration, self.key_column, True)
+                self.recent_size += len(batch)
+                if self.recent_size >= OVERLAY_ROWS:  # a long loop's: into a run
+                    self._flush_recent()
+            else:  # invisible to readers until the commit
+                self.staged.append(batch)
+                self.staged_small.append(batch)
+            return
         run = rows_run(batch, iteration, arity, self.key_column)
         self._check_arity(arity)
         if not self.nested:  # invisible to readers until the commit
@@ -719,11 +930,23 @@ class ColumnarTrace:
 
     @property
     def cur(self) -> list:
-        """The spine of this epoch's appends. A child circuit's appends wait
-        in ``tail`` unsorted until something reads them (often nothing does
-        before the commit: a join reads this epoch's part of a trace only for a
-        delta of its other side), then become one run: one sort for all of
-        them instead of a sort and geometric merges per iteration."""
+        """The spine of this epoch's appends, the ``recent`` overlay sorted in
+        (for readers of runs only: the columnar operators). A child
+        circuit's appends wait in ``tail`` unsorted until something reads
+        them (often nothing does before the commit: a join reads this epoch's
+        part of a trace only for a delta of its other side), then become one
+        run: one sort for all of them instead of a sort and geometric merges
+        per iteration."""
+        if self.recent:
+            self._flush_recent()
+        return self._spine()
+
+    def _flush_recent(self) -> None:
+        self.tail.append(overlay_run(self.recent, self.key_column, True))
+        self.recent, self.recent_size = {}, 0
+
+    def _spine(self) -> list:
+        """The spine of this epoch's appended runs (``tail`` sorted in)."""
         tail = self.tail
         if tail:
             self.tail = []
@@ -739,28 +962,47 @@ class ColumnarTrace:
         return self.functions["index_rows"](batch)
 
     def commit(self) -> None:
-        """The epoch is over: its runs join the past (compaction)."""
+        """The epoch is over: its runs join the past (compaction), its
+        overlay the ``older`` one (a run of the past once it lists
+        :data:`OVERLAY_ROWS` entries)."""
+        older, kc = self.older, self.key_column
         if self.nested:
-            runs, self._cur = self.cur, []
+            runs, self._cur = self._spine(), []
+            for key, entries in self.recent.items():
+                found = older.get(key)
+                if found is None:
+                    older[key] = entries
+                else:
+                    found.extend(entries)
+            self.older_size += self.recent_size
+            self.recent, self.recent_size = {}, 0
         else:
             runs, self.staged, self.staged_runs = self.staged_runs, [], []
+            for batch in self.staged_small:
+                self.older_size += len(batch)
+                overlay_add(older, batch, 0, kc, False)
+            self.staged_small = []
         for run in runs:
-            push_run(self.past, run, self.key_column, PAST_FLOOR)
+            push_run(self._past, run, kc, PAST_FLOOR)
+        if self.older_size >= OVERLAY_ROWS:
+            self._flush_older()
         self.epoch += 1
 
     def rollback(self) -> None:
         """Forget everything appended in the current epoch."""
         self._cur, self.tail = [], []
+        self.recent, self.recent_size = {}, 0
         self.staged = []
         self.staged_runs = []
+        self.staged_small = []
 
     # -- reading ------------------------------------------------------------
 
     def past_cursor(self) -> ColumnarCursor:
-        return ColumnarCursor(self.past, self.nested, self.epoch - 1)
+        return ColumnarCursor(self._past, self.nested, self.epoch - 1, self.older)
 
     def epoch_cursor(self) -> ColumnarCursor:
-        return ColumnarCursor(self.cur, self.nested, self.epoch)
+        return ColumnarCursor(self._spine(), self.nested, self.epoch, self.recent)
 
     def staged_batches(self) -> list:
         return list(self.staged)

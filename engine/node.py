@@ -32,7 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from engine import colbatch
+from engine.columnar import Unfit
 from engine.errors import ArityError, EngineError, WeightError
+from engine.logtrace import RowLog
 from engine.zset import EMPTY, ZSet, add_into
 
 
@@ -234,7 +237,12 @@ class Import(Node):
 
 
 class Export(Node):
-    """A child stream seen from the parent: the sum over the epoch's iterations."""
+    """A child stream seen from the parent: the sum over the epoch's iterations.
+
+    In a long thin loop (``acc`` holding :data:`~engine.colbatch.EXPORT_LOG_FROM`
+    rows), batches of a few rows go to a log of typed arrays
+    (:class:`~engine.logtrace.RowLog`), added to the sum as one columnar batch
+    (into ``acc`` if that is larger)."""
 
     kind = "export"
 
@@ -242,6 +250,8 @@ class Export(Node):
         super().__init__([child_node], label, reads=[inner])
         self.acc: dict = {}
         self.parts: list = []  # columnar batches (engine.colbatch), added at the end
+        self.log = None  # the epoch's small batches in typed arrays (a RowLog), or None
+        self.no_log = False  # a row the log could not hold: not this epoch
 
     def accumulate(self) -> None:
         inner = self.reads[0]
@@ -249,6 +259,17 @@ class Export(Node):
         if batch and hasattr(batch, "kinds"):
             self.parts.append(batch)
         elif batch:
+            if len(batch) < colbatch.EXPORT_LOG_BATCH and (
+                    self.log is not None
+                    or (len(self.acc) >= colbatch.EXPORT_LOG_FROM and not self.no_log)):
+                if self.log is None:
+                    self.log = RowLog()
+                try:
+                    self.log.append(batch)
+                    return
+                except Unfit:  # a row the log cannot hold: nothing more logged this epoch
+                    self._end_log()
+                    self.no_log = True
             if not self.acc:
                 self.acc = ZSet(batch)
             elif getattr(inner, "fresh", False):  # rows not emitted before this epoch
@@ -256,7 +277,21 @@ class Export(Node):
             else:
                 add_into(self.acc, batch)
 
+    def _end_log(self) -> None:
+        """The log's rows summed: a columnar part of the sum, or added to ``acc``
+        when that is larger (a long loop's tail: no dict made into columns)."""
+        if self.log is not None:
+            found = self.log.batch()
+            self.log = None
+            if found is None:
+                return
+            if len(found) < len(self.acc):
+                add_into(self.acc, found)
+            else:
+                self.parts.append(found)
+
     def evaluate(self, i: int) -> None:
+        self._end_log()
         if self.parts:
             from engine.operators.columns import plus
 
@@ -271,14 +306,14 @@ class Export(Node):
 
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:
-            self.acc, self.parts = {}, []
+            self.acc, self.parts, self.log, self.no_log = {}, [], None, False
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
-            self.acc, self.parts = {}, []
+            self.acc, self.parts, self.log, self.no_log = {}, [], None, False
 
     def rollback(self) -> None:
-        self.acc, self.parts = {}, []
+        self.acc, self.parts, self.log, self.no_log = {}, [], None, False
 
     def collection_cursor(self):
         # the sum of every epoch's iteration differences: the inner stream's

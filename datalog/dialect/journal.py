@@ -5,7 +5,10 @@ several outputs therefore goes through four steps, in a folder ``DIR`` that it
 holds locked (an advisory ``flock`` on the folder: one writer at a time):
 
 1. every output is written to a temporary file ``.datalog-*.tmp`` beside its
-   target and flushed to disk (``fsync``); the targets are untouched;
+   target and flushed to disk (``fsync``); the targets are untouched (when a
+   target lies outside ``DIR``, ``DIR/.datalog-places`` first lists the folders
+   that will hold temporary files, so that a crash in this step leaves nothing
+   behind that :func:`recover` does not find);
 2. the journal ``DIR/.datalog-journal`` (the list of renames, JSON) is written
    to a temporary file, flushed, and renamed into place: this rename is the
    commit point;
@@ -39,6 +42,8 @@ from collections.abc import Iterator
 
 #: The journal of an interrupted replacement, in the folder of the outputs.
 JOURNAL = ".datalog-journal"
+#: The folders other than ``DIR`` where temporary files are being written.
+PLACES = ".datalog-places"
 #: Temporary files are ``.datalog-<random>.tmp``.
 TEMP_PREFIX, TEMP_SUFFIX = ".datalog-", ".tmp"
 #: Spark's writer stages its outputs in folders ``.datalog-spark-<random>``.
@@ -60,6 +65,7 @@ def replace_all(contents: dict, folder: str) -> None:
     os.makedirs(folder, exist_ok=True)
     with locked(folder):
         recover(folder, locked_already=True)
+        _write_places(folder, {os.path.dirname(os.path.abspath(path)) for path in contents})
         temps: list[tuple[str, str]] = []
         try:
             mode = 0o666 & ~_umask()
@@ -88,6 +94,7 @@ def replace_all(contents: dict, folder: str) -> None:
             for temp, _ in temps:
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
+            _drop(folder, PLACES)
             raise
         rename_all(temps, folder, locked_already=True)
 
@@ -118,11 +125,15 @@ def recover(folder: str, locked_already: bool = False) -> None:
         if os.path.exists(journal):
             with open(journal, encoding="utf-8") as handle:
                 renames = [tuple(pair) for pair in json.load(handle)]
+        places = _read_places(folder)
+        if renames:
             _finish(folder, renames)
-        for directory in {folder} | {os.path.dirname(final) for _, final in renames}:
+        for directory in ({folder} | places
+                          | {os.path.dirname(final) for _, final in renames}):
             for temp in _temporaries(directory):
                 with contextlib.suppress(OSError):
                     os.unlink(temp)
+        _drop(folder, PLACES)
         for name in os.listdir(folder):  # the staging folders of Spark's writer
             if name.startswith(STAGING_PREFIX):
                 shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
@@ -162,9 +173,39 @@ def _finish(folder: str, renames: list[tuple[str, str]]) -> None:
             os.replace(temp, final)
     for directory in {os.path.dirname(final) for _, final in renames}:
         _sync_folder(directory)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(os.path.join(folder, JOURNAL))
+    _drop(folder, JOURNAL)
+    _drop(folder, PLACES)
     _sync_folder(folder)
+
+
+def _write_places(folder: str, directories: set[str]) -> None:
+    """Step 1's list of the folders other than ``folder`` that will hold
+    temporary files, on disk before any of them is made (none needed when
+    every target is in ``folder``)."""
+    others = sorted(directories - {os.path.abspath(folder)})
+    if not others:
+        return
+    with open(os.path.join(folder, PLACES), "w", encoding="utf-8") as handle:
+        json.dump(others, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    _sync_folder(folder)
+
+
+def _read_places(folder: str) -> set[str]:
+    """The folders a crash in step 1 may have left temporary files in. A list
+    torn by the crash was not complete on disk, so no temporary file was made
+    yet: it names none."""
+    try:
+        with open(os.path.join(folder, PLACES), encoding="utf-8") as handle:
+            return set(json.load(handle))
+    except (FileNotFoundError, ValueError):
+        return set()
+
+
+def _drop(folder: str, name: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(folder, name))
 
 
 @contextlib.contextmanager

@@ -28,10 +28,13 @@ keys, as they are everywhere in the engine's columns).
 >>> from engine.aggregates import Reduce
 >>> from engine.colbatch import ColBatch
 >>> batch = ColBatch.from_rows({("a", 1): 1, ("a", 5): 2, ("b", 2): 1, ("c", 7): -1})
->>> changed(Reduce("sum", 1, weighted=True), (0,), batch, None)
-([('a',), ('b',), ('c',)], [11, 2, None])
->>> changed(Reduce("max", 1), (0,), batch, None)[1]
-[5, 2, None]
+>>> sorted(zip(*changed(Reduce("sum", 1, weighted=True), (0,), batch, None)))
+[(('a',), 11), (('b',), 2), (('c',), None)]
+>>> sorted(zip(*changed(Reduce("max", 1), (0,), batch, None)))
+[(('a',), 5), (('b',), 2), (('c',), None)]
+
+(The groups come in the order of their symbols' codes, which depends on the
+order in which symbols were first interned in the process.)
 """
 
 from __future__ import annotations

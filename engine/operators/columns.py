@@ -30,7 +30,7 @@ rows due at this iteration) come from one probe of each run.
 
 from __future__ import annotations
 
-from engine import lazy
+from engine import colbatch, lazy
 from engine.colbatch import (
     COUNTS,
     INT64,
@@ -63,7 +63,9 @@ def probe(sought: np.ndarray, run: Run):
 
 
 #: A sorted delta of this many rows probes a run once per distinct key
-#: rather than once per row (:func:`probe_sorted`).
+#: rather than once per row (:func:`probe_sorted`); a join's delta this
+#: large is sorted by its key first (:class:`DeltaRun`), a smaller one only
+#: against a run of more than :data:`~engine.colbatch.SORTED_PROBE_RUN`.
 DISTINCT_PROBE = 1024
 
 
@@ -81,14 +83,14 @@ def probe_sorted(sought: np.ndarray, run: Run):
     new = np.empty(n, dtype=bool)
     new[0] = True
     np.not_equal(sought[1:], sought[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+    starts = new.nonzero()[0]
     if len(starts) * 2 > n:
         return probe(sought, run)
     keys = run.keys
     distinct = sought[starts]
     lo = keys.searchsorted(distinct, "left")
     counts = keys.searchsorted(distinct, "right") - lo
-    if not counts.any():
+    if not np.count_nonzero(counts):
         return None
     sizes = np.diff(starts, append=n)
     return probe_expand(np.repeat(lo, sizes), np.repeat(counts, sizes))
@@ -100,7 +102,7 @@ def probe_expand(lo: np.ndarray, counts: np.ndarray):
     total = int(counts.sum())
     if not total:
         return None
-    mine = np.flatnonzero(counts)
+    mine = counts.nonzero()[0]
     if len(mine) == total:
         return mine, lo[mine]
     mine = np.repeat(np.arange(len(counts)), counts)
@@ -148,7 +150,9 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
     ``future(j)`` (a list of pieces) instead."""
     mine_side = 0 if delta_left else 1
     sought = delta.columns[key_column]
-    if spine and (len(spine) > 1 or len(spine[0].keys) > 4 * len(sought)):
+    if (spine and (len(spine) > 1 or len(spine[0].keys) > 4 * len(sought))
+            and (len(sought) >= DISTINCT_PROBE
+                 or any(len(run) > colbatch.SORTED_PROBE_RUN for run in spine))):
         delta = DeltaRun(delta, key_column)  # sorted keys: searchsorted walks forward
         sought = delta.keys
     ordered = type(delta) is DeltaRun and len(sought) >= DISTINCT_PROBE
@@ -163,9 +167,9 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
         if i is not None:
             at = run.iterations[theirs]
             later = at > i
-            if later.any():
+            if np.count_nonzero(later):
                 for j, where in group_by(at[later]):
-                    chosen = np.flatnonzero(later)[where]
+                    chosen = later.nonzero()[0][where]
                     future(j).append(([c[chosen] for c in columns], weights[chosen]))
                 now = ~later
                 columns = [c[now] for c in columns]
@@ -218,6 +222,8 @@ class Packing:
     [[-1, 3], [7, 0]]
     >>> p.pack([np.array([1 << 40]), np.array([0])]) is None
     True
+    >>> p.pack([np.array([1]), np.array([0])], [(0, 1 << 40), (0, 0)]) is None  # bounds given
+    True
     """
 
     def __init__(self, arity: int):
@@ -225,7 +231,9 @@ class Packing:
         self.bits = 63 // arity
         self.bias = 1 << (self.bits - 1)
 
-    def pack(self, columns: list) -> np.ndarray | None:
+    def pack(self, columns: list, bounds: list | None = None) -> np.ndarray | None:
+        """The rows' keys; ``None`` when a value is out of range. ``bounds``:
+        each column's ``(low, high)``, if known (no range to find then)."""
         if len(columns) != self.arity or any(c.dtype != INT64 for c in columns):
             return None
         if self.arity == 1:
@@ -233,10 +241,12 @@ class Packing:
         if not len(columns[0]):
             return np.zeros(0, dtype=INT64)
         bias = self.bias
-        key = np.zeros(len(columns[0]), dtype=INT64)
-        for column in columns:
-            if int(column.min()) < -bias or int(column.max()) >= bias:
-                return None
+        if bounds is None:
+            bounds = [(int(column.min()), int(column.max())) for column in columns]
+        if any(low < -bias or high >= bias for low, high in bounds):
+            return None
+        key = columns[0] + bias
+        for column in columns[1:]:
             key <<= self.bits
             key |= column + bias
         return key
@@ -259,7 +269,16 @@ def gather(spine: list, sought: np.ndarray):
     at most read by :meth:`~engine.columnar.Run.find_window`), all ``int64``
     (a run's may be narrower:
     ``np.add.at`` into ``int64`` from another type took a path 250x slower)."""
+    found = gather_once(spine, sought)
+    return None if found is None else found[:3]
+
+
+def gather_once(spine: list, sought: np.ndarray):
+    """:func:`gather`, and whether each sought index is in it at most once
+    (one run held the matches, and no key repeats in it): then the weights
+    can be assigned where they would be added (``np.add.at``)."""
     found = []
+    unique = True
     for run in spine:
         width = run.window()
         if width > 1:  # a few entries a key at most: one search, a window after it
@@ -270,13 +289,14 @@ def gather(spine: list, sought: np.ndarray):
             pairs = probe(sought, run)
         if pairs is not None:
             mine, theirs = pairs
+            unique = not found and run.is_unique()
             found.append((mine, run.iterations[theirs].astype(INT64, copy=False),
                           run.weights[theirs].astype(INT64, copy=False)))
     if not found:
         return None
     if len(found) == 1:
-        return found[0]
-    return tuple(np.concatenate([f[k] for f in found]) for k in range(3))
+        return (*found[0], unique)
+    return (*(np.concatenate([f[k] for f in found]) for k in range(3)), False)
 
 
 class PackedTrace:
@@ -349,9 +369,11 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
         w = np.zeros(len(rows), dtype=INT64)
         w[rows.searchsorted(keys)] = weights
-    else:
+    elif len(keys) > 1 and np.count_nonzero(keys[1:] <= keys[:-1]):
         order = np.argsort(keys, kind="stable")
         rows, w = keys[order], weights[order]
+    else:  # in order already (a consolidated batch's packed rows are)
+        rows, w = keys, weights
     n = len(rows)
     w3 = np.zeros(n, dtype=INT64)
     after = None
@@ -359,39 +381,48 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
             after = run.keys.searchsorted(rows, "right")
         w3 += run.weight_sums(rows, after)
-    found = gather(trace.past, rows)
+    found = gather_once(trace.past, rows)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
     else:
-        mine, at, pw = found
-        w1 = np.zeros(n, dtype=INT64)
+        mine, at, pw, unique = found
         w12 = np.zeros(n, dtype=INT64)
-        before = at < i
-        np.add.at(w1, mine[before], pw[before])
         upto = at <= i
-        np.add.at(w12, mine[upto], pw[upto])
-        w13 = w1 + w3
-        delta = (((w12 + w3 + w > 0).view(np.int8) - (w13 > 0).view(np.int8))
-                 - ((w12 > 0).view(np.int8) - (w1 > 0).view(np.int8)))
+        if unique:  # (each row once among the matches)
+            w12[mine] = np.where(upto, pw, 0)
+        else:
+            np.add.at(w12, mine[upto], pw[upto])
+        before = at < i
+        if np.count_nonzero(before):
+            w1 = np.zeros(n, dtype=INT64)
+            if unique:
+                w1[mine] = np.where(before, pw, 0)
+            else:
+                np.add.at(w1, mine[before], pw[before])
+            delta = (((w12 + w3 + w > 0).view(np.int8) - (w1 + w3 > 0).view(np.int8))
+                     - ((w12 > 0).view(np.int8) - (w1 > 0).view(np.int8)))
+        else:  # w1 = 0 (a chain's rows: their past entry is at this iteration)
+            delta = (((w12 + w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8))
+                     - (w12 > 0).view(np.int8))
         later = ~upto
-        if later.any():
+        if np.count_nonzero(later):
             nxt = np.full(n, NO_TIME, dtype=INT64)
             np.minimum.at(nxt, mine[later], at[later])
             wait = (nxt != NO_TIME) & (w3 + w != 0)
-            if wait.any():
+            if np.count_nonzero(wait):
                 for j, where in group_by(nxt[wait]):
-                    chosen = rows[np.flatnonzero(wait)[where]]
+                    chosen = rows[wait.nonzero()[0][where]]
                     waiting = trace.scheduled.get(j)
                     if waiting is None:
                         trace.scheduled[j] = [chosen]
                         heap_push(j)
                     else:
                         waiting.append(chosen)
-    if w.all():
+    if np.count_nonzero(w) == n:
         trace.append_sorted(rows, i, w, after)
     else:  # the rows only due now (and any zero weight)
         changed = w != 0
         trace.append_sorted(rows[changed], i, w[changed],
                             None if after is None else after[changed])
-    keep = np.flatnonzero(delta)
+    keep = delta.nonzero()[0]
     return rows[keep], delta[keep].astype(INT64)

@@ -28,10 +28,12 @@ import heapq
 from engine import colbatch, lazy
 from engine.codegen import build_functions
 from engine.colbatch import INT64, ColBatch
+from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
-from engine.operators import rootcols
+from engine.operators import rootcols, sealed
 from engine.operators.columns import Packing, distinct_step, key_run
 from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_step
+from engine.operators.sealed import SealedTrace
 from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add
 from engine.tracearrays import entries_of
 from engine.zset import EMPTY
@@ -100,7 +102,7 @@ class DistinctNode(Node):
         # I(e-1): its rows of weight > 0 are out; packed state is read where it
         # is (engine.operators.packedsmall.PackedCollection) and stays packed
         if self.packed is not None:
-            return PackedCollection(self.packed.packing, self.packed.past)
+            return PackedCollection(self.packed.packing, self.packed)
         return self.trace.past_cursor()
 
     def describe_args(self) -> str:
@@ -179,6 +181,9 @@ class DistinctTraceNode(Node):
 
     may_hold_work = True
     quiet = True
+    #: Whether to seal (engine.operators.sealed) is asked at the iterations i
+    #: with ``i & seal_mask == 0`` (a check per iteration cost the counter 2%).
+    seal_mask = 63
 
     def __init__(self, source: Node, label: str = ""):
         super().__init__([source], label)
@@ -195,6 +200,10 @@ class DistinctTraceNode(Node):
         self.packed: OverlaidTrace | None = None
         self.packing: Packing | None = None
         self.no_columns = False
+        # The trace is a SealedTrace (engine.operators.sealed): a long thin loop's
+        # rows sealed into packed runs, SEAL_ROWS at a time.
+        self.sealed = False
+        self.sealed_at = 0  # the iteration of this epoch's last seal
 
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
@@ -202,10 +211,13 @@ class DistinctTraceNode(Node):
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:
             self.scheduled, self.heap = {}, []
+            self.sealed_at = 0
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
             self.trace.commit()
+            if self.sealed and self.trace.sealed_size() < colbatch.SMALL_STATE:
+                self._unseal()  # small updates are cheaper on dicts
             if self.packed is not None:
                 self.packed.commit()
                 packed = self.packed
@@ -221,6 +233,34 @@ class DistinctTraceNode(Node):
         if self.packed is not None:
             self.packed.rollback()
 
+    # -- a long thin loop's rows sealed into runs (engine.operators.sealed) ----
+
+    def _seal(self) -> None:
+        """Seal this epoch's dict into runs (the trace becomes a SealedTrace)."""
+        trace = self.trace
+        if not self.sealed:
+            arity = len(next(iter(trace.cur)))
+            if self.packing is None and arity:
+                self.packing = Packing(arity)
+            if not arity or self.packing.arity != arity:
+                self.no_columns = True
+                return
+            trace = SealedTrace.adopt(trace, self.packing)
+        if not trace.seal_cur():  # a row that does not pack: rows for good
+            self.no_columns = True
+            return
+        if not self.sealed:
+            self.trace, self.sealed = trace, True
+            self.functions = compile_distinct_trace(trace.past_cursor().source,
+                                                    trace.epoch_cursor().source)
+
+    def _unseal(self) -> None:
+        """Back to the dict trace (every entry in its dicts)."""
+        self.trace = self.trace.to_dicts()
+        self.sealed = False
+        self.functions = compile_distinct_trace(self.trace.past_cursor().source,
+                                                self.trace.epoch_cursor().source)
+
     # -- the columnar path (engine.operators.columns) -------------------------
 
     def _packed_batch(self, batch):
@@ -230,7 +270,7 @@ class DistinctTraceNode(Node):
             return None
         if self.packing is None:
             self.packing = Packing(len(columns.columns))
-        keys = self.packing.pack(columns.columns)
+        keys = self.packing.pack(columns.columns, columns.bounds)
         return None if keys is None else (keys, columns.weights)
 
     def _pack_rows(self, rows: list):
@@ -241,7 +281,8 @@ class DistinctTraceNode(Node):
                                   for c in range(self.packing.arity)])
 
     def _to_columns(self, batch) -> None:
-        """Move the trace (and the schedule) into packed runs, if they pack."""
+        """Move the trace (and the schedule) into packed runs, if they pack
+        (a sealed trace's runs as they are: the same packing)."""
         if self._packed_batch(batch) is None:
             self.no_columns = True
             return
@@ -264,9 +305,20 @@ class DistinctTraceNode(Node):
                 self.no_columns = True
                 return
             packed.scheduled[j] = [keys]
+        if self.sealed:
+            for run in trace.sealed_past.spine:
+                push_run(packed.past, run, 0, PAST_FLOOR)
+            for run in trace.sealed_cur.spine:
+                push_run(packed.cur, run, 0)
+            self.trace = ZSetTrace(nested=True)
+            self.trace.epoch = trace.epoch
+            self.sealed = False
+            self.functions = compile_distinct_trace(self.trace.past_cursor().source,
+                                                    self.trace.epoch_cursor().source)
+        else:
+            trace.past, trace.cur = {}, {}
         self.packed = packed
         self.scheduled = {}
-        trace.past, trace.cur = {}, {}
 
     def _to_rows(self, for_good: bool = True) -> None:
         """Back to the dict trace; ``for_good``: never columnar again (a batch
@@ -341,11 +393,16 @@ class DistinctTraceNode(Node):
             # one row per iteration comes here
             if not batch:
                 self.out = EMPTY
-            elif i > MAX_PACKED or self.trace.past:
+            elif i > MAX_PACKED or self.trace.past or self.sealed:
                 self.evaluate_rows(i, batch, batch)
             else:  # no earlier epoch: the formula without w1, w2 (a first load's loop)
                 out, self.fresh = self.functions["no_past"](batch, self.trace.epoch_cursor(), i)
                 self.out = out or EMPTY
+            if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
+                    and colbatch.SEAL_ROWS <= len(self.trace.cur)
+                    <= colbatch.THIN_ROWS * (i - self.sealed_at + 1)):
+                self._seal()  # a long thin loop: its rows into runs
+                self.sealed_at = i
             return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
@@ -373,12 +430,16 @@ class DistinctTraceNode(Node):
     def evaluate_rows(self, i: int, rows, batch) -> None:
         """The formula for ``rows`` (the batch and the rows due at ``i``) on
         the dict trace."""
+        if self.sealed and not self.trace.fits(rows):  # (before a row meets the runs)
+            self._unseal()
+            self.no_columns = True
         trace = self.trace
         self.fresh = False
         past = trace.past_cursor()
         functions = self.functions
         if i > MAX_PACKED:  # a long loop: this epoch's histories from here on are dicts
-            functions = compile_distinct_trace(past.source, WIDE_ROW_SOURCE)
+            functions = compile_distinct_trace(
+                past.source, sealed.WIDE_SOURCE if self.sealed else WIDE_ROW_SOURCE)
         if rows is batch and not past:
             out, self.fresh = functions["no_past"](batch, trace.epoch_cursor(), i)
         else:
@@ -392,7 +453,7 @@ class DistinctTraceNode(Node):
         # where it is (counted, listed, its columns given on the runs' arrays),
         # and stays packed: small batches take the row-by-row path on it.
         if self.packed is not None:
-            return PackedCollection(self.packing, self.packed.past, self.packed.older)
+            return PackedCollection(self.packing, self.packed)
         return self.trace.past_cursor()
 
     def describe_args(self) -> str:

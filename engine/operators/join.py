@@ -37,6 +37,7 @@ from engine import colbatch
 from engine.codegen import build_functions, key_expression
 from engine.colbatch import ColBatch
 from engine.columnar import ColumnarTrace, Unfit, fits
+from engine.logtrace import LogTrace, keyless
 from engine.node import Node
 from engine.operators import columns as col
 from engine.operators import rootcols
@@ -71,6 +72,14 @@ class TraceNode(Node):
         # colbatch.THRESHOLD rows; no_columns: its rows do not fit int64 columns.
         self.wants_columns = False
         self.no_columns = False
+        # A child's key-less trace (a join sharing no variable) goes into a log of
+        # typed arrays (engine.logtrace) in a long loop once this epoch brought it
+        # this many rows (None: never, or its rows do not fit int64 columns).
+        self.log_from = colbatch.LOG_FROM if nested and keyless(index) else None
+        # An epoch appended colbatch.COMMIT_ROWS rows or more: the trace is in
+        # runs from that commit on (while it holds that many entries), not
+        # moved back to dicts at commit as a small state is.
+        self.grown = False
         # A small dict trace read by a join on columns stays dicts (for the
         # small deltas); the join reads this copy of it in runs (columns_view),
         # made when first asked for, its past kept up to date at commit.
@@ -179,7 +188,7 @@ class TraceNode(Node):
         if (columnar and self.wants_columns and len(batch) >= colbatch.THRESHOLD
                 and batch.int_only):
             self.columns_ready()
-        if type(self.trace) is not ColumnarTrace:  # dicts (or a spilling trace)
+        if not isinstance(self.trace, ColumnarTrace):  # dicts (or a spilling trace)
             self.trace.append_rows(batch, iteration)
             self._maybe_columnar()
             return
@@ -190,7 +199,7 @@ class TraceNode(Node):
             else:
                 self.trace.append_rows(batch, iteration)
         except Unfit:  # rows the columns cannot hold: back to dicts, for good
-            self.columnar = None
+            self.columnar = self.log_from = None
             self.no_columns = True
             self.trace = self.trace.to_trace()
             self.trace.append_rows(batch, iteration)
@@ -204,6 +213,17 @@ class TraceNode(Node):
             if type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch:
                 self.appended += len(batch)  # rows into dicts (_append's common case)
                 trace.append_rows(batch, time)
+                if (self.log_from is not None and time >= colbatch.LONG_LOOP
+                        and self.appended - self.committed >= self.log_from):
+                    self._to_log()
+            elif type(trace) is LogTrace and type(batch) is not ColBatch:
+                self.appended += len(batch)
+                try:
+                    trace.append_rows(batch, time)
+                except Unfit:  # rows the columns cannot hold: back to dicts, for good
+                    self.log_from = None
+                    self.trace = trace.to_trace()
+                    self.trace.append_rows(batch, time)
             else:
                 self._append(batch, time)
             return
@@ -213,11 +233,27 @@ class TraceNode(Node):
             self._commit_view()
         self.late = False
         self.trace.commit()
+        grew = self.appended - self.committed
         self.committed = self.appended
-        if self.columnar is None and self.wants_columns and type(self.trace) is not Trace:
-            if (type(self.trace) is ColumnarTrace
-                    and sum(map(len, self.trace.past)) < colbatch.SMALL_STATE):
+        if type(self.trace) is LogTrace and self.trace.past_entries() < colbatch.SMALL_STATE:
+            self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
+        if self.columnar is not None or not self.wants_columns:
+            return
+        if grew >= colbatch.COMMIT_ROWS:  # a bulk epoch: the state stays in runs
+            self.grown = True
+            if type(self.trace) is Trace and not self.no_columns and fits(self.index):
+                self.columns_ready()
+        elif type(self.trace) is ColumnarTrace:
+            size = self.trace.past_entries()
+            if size < colbatch.SMALL_STATE and not (self.grown and size >= colbatch.COMMIT_ROWS):
                 self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
+
+    def _to_log(self) -> None:
+        """Move the (dict, key-less) trace into a :class:`~engine.logtrace.LogTrace`."""
+        try:
+            self.trace = LogTrace.from_trace(self.trace)
+        except Unfit:
+            self.log_from = None
 
     def rollback(self) -> None:
         self.trace.rollback()
@@ -369,6 +405,13 @@ class JoinNode(Node):
         self.vectors: list = []   # per stage, its columnar form or None (engine.vector)
         self.functions: dict = {}
         self.compiled_for: tuple = ()
+        #: (left trace type, right trace type) -> compiled loops, for dict and
+        #: columnar traces (their cursors' sources are fixed by the type): a trace
+        #: that changes kind and back (dict <-> runs, every epoch in a chain's
+        #: closure) costs one compile per kind, not one per change (3 ms each; each
+        #: compile left a cycle, functions <-> their namespace, to the gc), and the
+        #: columnar trace's epoch part is not merged to read its sources again
+        self.compiled: dict = {}
         self.on_columns = False
         self.column_stages: ColumnChain | None = None
         self.row_fallbacks = 0  # rows of columnar output run through row stages
@@ -385,16 +428,23 @@ class JoinNode(Node):
         """Take over the linear stages of ``consumer`` (a chain reading only this)."""
         self.stages += consumer.stages
         self.vectors += consumer.vectors
+        self.compiled = {}  # (compiled without these stages)
 
     def prepare(self) -> None:
         """Compile the loops for the kinds of the traces read (again when a
         trace changes kind, e.g. goes columnar)."""
         nested = self.circuit is not None and self.circuit.nested
         left, right = self.left_trace, self.right_trace
-        self.compiled_for = (type(left), type(right))
-        self.functions = compile_join(
-            self.combine, self.stages, self.reads[0].index, self.reads[1].index,
-            read_sources(right, nested), read_sources(left, nested))
+        self.compiled_for = kinds = (type(left), type(right))
+        cached = all(kind in (Trace, ColumnarTrace) for kind in kinds)
+        functions = self.compiled.get(kinds) if cached else None
+        if functions is None:
+            functions = compile_join(
+                self.combine, self.stages, self.reads[0].index, self.reads[1].index,
+                read_sources(right, nested), read_sources(left, nested))
+            if cached:
+                self.compiled[kinds] = functions
+        self.functions = functions
         # the columnar path: a projection, keys of one column, traces in memory
         self.on_columns = (not callable(self.combine) and not self.spilled
                            and fits(self.reads[0].index) and fits(self.reads[1].index))
@@ -414,14 +464,16 @@ class JoinNode(Node):
             found = self.on_views(a, b)
             if found is not None:
                 return found
-        if size < colbatch.LOOP_ROWS and (size < colbatch.JOIN_ON_RUNS or any(
-                type(t.trace) is Trace and (i < colbatch.LONG_LOOP
-                                            or t.appended >= colbatch.SMALL_STATE)
-                for t in self.reads)):
+        if size < colbatch.LOOP_ROWS and (size < colbatch.JOIN_ON_RUNS or i < colbatch.LONG_LOOP
+                                          or any(type(t.trace) is Trace
+                                                 and t.appended >= colbatch.SMALL_STATE
+                                                 for t in self.reads)):
             return None     # (in a long loop a small dict trace goes to runs, cheaply)
         left, right = self.reads
-        if max(left.appended, right.appended) < colbatch.SMALL_STATE:
+        if max(left.appended + len(a), right.appended + len(b)) < colbatch.SMALL_STATE:
             return None     # small state: dicts are cheaper (and it would go back at commit)
+            # (counted with this time's deltas: a trace they take past SMALL_STATE
+            # stays in runs, and a large columnar delta takes it there at its append)
         if size < colbatch.THRESHOLD and i < colbatch.LONG_LOOP and any(
                 type(t.trace) is Trace and t.appended > size for t in self.reads):
             return None     # a short loop's dict traces larger than its deltas stay

@@ -23,8 +23,10 @@ Distinct Trace row by row, as the dict loop computes it.
 ``frame`` and ``to_arrow`` read a Distinct's collection
 (:meth:`engine.circuit.Circuit.contents`); on packed state they count the
 rows of positive weight on the runs' arrays (one sort of the keys, a
-``reduceat``), give the collection as sorted ``int64`` columns (the packing
-keeps the rows' order), and look single rows up by ``searchsorted``.
+``reduceat``: ~14 ms on Andersen's 188,000 rows in four runs; the count is
+kept by the state's owner until its past changes), give the collection as
+sorted ``int64`` columns (the packing keeps the rows' order), and look
+single rows up by ``searchsorted``.
 
 >>> import numpy as np
 >>> from engine.operators.columns import Packing, key_run
@@ -32,7 +34,7 @@ keeps the rows' order), and look single rows up by ``searchsorted``.
 >>> keys = packing.pack([np.array([1, 1, 2]), np.array([5, 6, 7])])
 >>> trace = OverlaidTrace()
 >>> trace.past.append(key_run(keys, np.array([0, 0, 0]), np.array([1, 1, -1])))
->>> view = PackedCollection(packing, trace.past, trace.older)
+>>> view = PackedCollection(packing, trace)
 >>> view.count(), [c.tolist() for c in view.columns()], view.weight((1, 6))
 (2, [[1, 1], [5, 6]], 1)
 >>> small_step(trace, packing, {(2, 7): 1, (3, 3): 1}, 0, (), print)  # (2, 7): -1 + 1
@@ -46,7 +48,7 @@ from __future__ import annotations
 from engine import colbatch, lazy
 from engine.colbatch import COUNTS, INT64
 from engine.columnar import PAST_FLOOR, narrow, push_run
-from engine.operators.columns import PackedTrace, key_run, probe_expand
+from engine.operators.columns import PackedTrace, key_run
 from engine.trace import history_add, history_items, history_total
 
 np = lazy.module("numpy", globals())
@@ -57,10 +59,6 @@ COUNTS.setdefault("small_distinct", 0)  # small batches taken row by row on pack
 #: row is probed again at each iteration it is due at in an epoch, and often
 #: in the next epochs.
 KNOWN_ROWS = 1 << 16
-#: At commit, the known rows among a current run's entries are found by a
-#: set operation and ``searchsorted`` from this many entries (a fixed ~20 µs
-#: of numpy calls), by a Python test of each below it (~0.1 µs an entry).
-KNOWN_SCAN = 256
 #: The ``older`` overlay becomes a run of the past at this many rows (a run
 #: of that many is what the past's small runs merge up to anyway).
 OVERLAY_ROWS = PAST_FLOOR
@@ -70,18 +68,20 @@ class OverlaidTrace(PackedTrace):
     """A :class:`~engine.operators.columns.PackedTrace` with the dict
     overlays of small batches (module docstring)."""
 
-    __slots__ = ("known", "older", "recent")
+    __slots__ = ("counted", "known", "older", "recent")
 
     def __init__(self):
         super().__init__()
         self.recent: dict = {}  # this epoch: packed row -> history
         self.older: dict = {}   # earlier epochs: packed row -> history
         self.known: dict = {}   # packed row -> its entries in the past runs, as probed
+        self.counted: int | None = None  # rows of positive weight in past and older
 
     def flush(self) -> None:
         """Both overlays into runs (``recent`` into the epoch's, ``older``
         into the past's): what the vectorised step and a move back to
         dicts read."""
+        self.counted = None
         if self.recent:
             push_run(self.cur, overlay_run(self.recent), 0)
             self.recent = {}
@@ -95,6 +95,7 @@ class OverlaidTrace(PackedTrace):
             self.older = {}
 
     def commit(self) -> None:
+        self.counted = None
         older = self.older
         for key, history in self.recent.items():
             found = older.get(key)
@@ -106,27 +107,8 @@ class OverlaidTrace(PackedTrace):
                 older[key] = found
         self.recent = {}
         known = self.known
-        if known:  # the epoch's runs join the past: what they add to a known row
-            for run in self.cur:
-                if len(run) < KNOWN_SCAN:  # a few entries: each tested in Python
-                    keys = run.keys.tolist()
-                    hits = [at for at, key in enumerate(keys) if key in known]
-                    if hits:
-                        iterations, weights = run.iterations.tolist(), run.weights.tolist()
-                        for at in hits:
-                            known[keys[at]] += ((iterations[at], weights[at]),)
-                    continue
-                # the known rows among the run's (a set operation in C: half the
-                # time of a loop testing each), then their entries by searchsorted
-                hits = known.keys() & run.keys.tolist()
-                if hits:
-                    sought = np.array(sorted(hits), dtype=INT64)
-                    lo = run.keys.searchsorted(sought)
-                    pairs = probe_expand(lo, run.keys.searchsorted(sought, "right") - lo)
-                    mine, theirs = pairs
-                    for key, j, w in zip(sought[mine].tolist(), run.iterations[theirs].tolist(),
-                                         run.weights[theirs].tolist()):
-                        known[key] += ((j, w),)
+        if known and self.cur:  # the epoch's runs join the past: what they add to a known row
+            learn(known, self.cur)
         kept = {id(run) for run in self.past}
         super().commit()
         for run in self.past:
@@ -138,6 +120,56 @@ class OverlaidTrace(PackedTrace):
     def rollback(self) -> None:
         self.recent = {}
         super().rollback()
+
+
+def learn(known: dict, spine: list) -> None:
+    """Add to each row of ``known`` (packed row -> its entries) its entries
+    in the runs of ``spine``: a run more than
+    :data:`~engine.colbatch.SEARCH_KNOWN` times larger than ``known`` is
+    searched for the known rows (one pair of ``searchsorted``: a chain's
+    epoch puts 100,000s of entries in its runs, a Python loop over them took
+    20-40 ms a commit), a smaller one read entry by entry (an update's
+    commit meets runs of a few thousand entries and up to 65,536 known rows).
+
+    >>> from engine.operators.columns import key_run
+    >>> known = {5: ((0, 1),), 9: (), 7: ()}
+    >>> learn(known, [key_run(np.array([5, 5, 7]), np.array([2, 3, 2]), np.array([1, -1, 1]))])
+    >>> known
+    {5: ((0, 1), (2, 1), (3, -1)), 9: (), 7: ((2, 1),)}
+    """
+    rows = sought = None
+    for run in spine:
+        if len(run) <= colbatch.SEARCH_KNOWN * len(known):
+            add_known(known, run)
+            continue
+        if sought is None:
+            rows = list(known)
+            sought = np.array(rows, dtype=INT64)
+        lows = run.keys.searchsorted(sought, "left")
+        counts = run.keys.searchsorted(sought, "right") - lows
+        hits = counts.nonzero()[0]
+        if not len(hits):
+            continue
+        lows, counts = lows[hits], counts[hits]
+        total = int(counts.sum())
+        if total > len(hits):  # some row at several iterations: all its entries
+            lows = np.repeat(lows - (np.cumsum(counts) - counts), counts) + np.arange(total)
+        entries = list(zip(run.iterations[lows].tolist(), run.weights[lows].tolist()))
+        start = 0
+        for at, count in zip(hits.tolist(), counts.tolist()):
+            known[rows[at]] += tuple(entries[start:start + count])
+            start += count
+
+
+def add_known(known: dict, run) -> None:
+    """The entries of ``run`` of the rows in ``known`` added to theirs, each
+    entry looked up (:func:`learn` of a run not much larger than ``known``)."""
+    keys = run.keys.tolist()
+    hits = [at for at, key in enumerate(keys) if key in known]
+    if hits:
+        iterations, weights = run.iterations.tolist(), run.weights.tolist()
+        for at in hits:
+            known[keys[at]] += ((iterations[at], weights[at]),)
 
 
 def compact(run) -> None:
@@ -235,6 +267,8 @@ def probe(spine: list, keys: list) -> dict:
     found: dict = {}
     if not spine:
         return found
+    if len(keys) * len(spine) <= colbatch.GATHER_FEW:  # each key by a scalar search
+        return probe_few(spine, keys)
     sought = np.array(keys, dtype=INT64)
     for run in spine:
         lows = run.keys.searchsorted(sought).tolist()
@@ -252,6 +286,38 @@ def probe(spine: list, keys: list) -> dict:
                 entries.append((iterations.item(lo), weights.item(lo)))
             else:
                 entries.extend(zip(iterations[lo:hi].tolist(), weights[lo:hi].tolist()))
+    return found
+
+
+def probe_few(spine: list, keys: list) -> dict:
+    """:func:`probe` of a few (distinct) keys: each sought in each run (within the
+    run's key bounds) by a scalar ``searchsorted``, as
+    :func:`engine.columnar.gather_few` does.
+
+    >>> from engine.operators.columns import key_run
+    >>> run = key_run(np.array([3, 5, 5, 9]), np.array([0, 1, 2, 0]), np.array([1, 1, -1, 1]))
+    >>> probe_few([run], [5, 4, 9])
+    {5: [(1, 1), (2, -1)], 9: [(0, 1)]}
+    """
+    found: dict = {}
+    for key in keys:
+        for run in spine:
+            bounds = run.bounds
+            if bounds is not None and not bounds[0][0] <= key <= bounds[0][1]:
+                continue
+            run_keys = run.keys
+            lo = int(run_keys.searchsorted(key))
+            if lo == len(run_keys) or run_keys.item(lo) != key:
+                continue
+            entries = found.get(key)
+            if entries is None:
+                entries = found[key] = []
+            hi = lo + 1 if run.unique else int(run_keys.searchsorted(key, "right"))
+            if hi == lo + 1:
+                entries.append((run.iterations.item(lo), run.weights.item(lo)))
+            else:
+                entries.extend(zip(run.iterations[lo:hi].tolist(),
+                                   run.weights[lo:hi].tolist()))
     return found
 
 
@@ -341,18 +407,22 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
 
 
 class PackedCollection:
-    """The rows of positive weight (over all times) of packed runs and an
-    overlay (packed row -> history, or ``None``): a Distinct's collection,
-    read as :class:`~engine.contents.Contents` reads a
+    """The rows of positive weight (over all times) of a packed state's past
+    runs and ``older`` overlay (packed row -> history; a root Distinct's
+    :class:`~engine.operators.rootcols.PackedRows` has none): a Distinct's
+    collection, read as :class:`~engine.contents.Contents` reads a
     :class:`~engine.cursor.RowCursor` (``weight``, ``positive``), plus
-    ``count`` and ``columns`` on the arrays."""
+    ``count`` and ``columns`` on the arrays. The count is kept in the
+    state's ``counted`` (its owner clears it whenever its past or overlay
+    changes: at commit, at a flush of the overlays)."""
 
-    __slots__ = ("overlay", "packing", "spine")
+    __slots__ = ("overlay", "packing", "spine", "state")
 
-    def __init__(self, packing, spine: list, overlay: dict | None = None):
+    def __init__(self, packing, state):
         self.packing = packing
-        self.spine = spine      # read as they are now: a reader is asked at once
-        self.overlay = overlay or None
+        self.state = state
+        self.spine = state.past  # read as they are now: a reader is asked at once
+        self.overlay = getattr(state, "older", None) or None
 
     def weight(self, row) -> int:
         key = pack_row(row, self.packing)
@@ -400,8 +470,11 @@ class PackedCollection:
         return keys[weights > 0]
 
     def count(self) -> int:
-        """How many rows have positive weight."""
-        return len(self._positive_keys())
+        """How many rows have positive weight (counted once per state)."""
+        counted = self.state.counted
+        if counted is None:
+            counted = self.state.counted = len(self._positive_keys())
+        return counted
 
     def columns(self) -> list:
         """The rows of positive weight as ``int64`` columns, in row order."""

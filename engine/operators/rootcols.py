@@ -182,14 +182,18 @@ def root_join(node, a, b):
 class PackedRows:
     """A root Z-set trace in packed runs: ``past`` (``I(e-1)``, a spine of
     runs of packed rows, iteration 0) and ``staged`` (this epoch's batches,
-    ``(packed rows, weights)``, folded in at commit)."""
+    ``(packed rows, weights)``, folded in at commit); ``counted``: how many
+    rows of ``past`` have positive weight, once a reader counted them
+    (:class:`~engine.operators.packedsmall.PackedCollection`; cleared at
+    commit)."""
 
-    __slots__ = ("packing", "past", "staged")
+    __slots__ = ("counted", "packing", "past", "staged")
 
     def __init__(self, packing: col.Packing):
         self.packing = packing
         self.past: list = []
         self.staged: list = []
+        self.counted: int | None = None
 
     def __len__(self) -> int:
         return sum(len(run) for run in self.past)
@@ -203,6 +207,7 @@ class PackedRows:
         return old
 
     def commit(self) -> None:
+        self.counted = None
         for keys, weights in self.staged:
             push_run(self.past, col.key_run(keys, np.zeros(len(keys), dtype=INT64), weights), 0)
         self.staged = []

@@ -142,3 +142,38 @@ def test_an_output_that_is_a_folder_fails_before_anything_is_replaced(tmp_path):
     assert "c.csv: it is a folder" in result.stderr
     assert (out / "a.csv").read_text() == "old\n"
     assert not leftovers(out)
+
+
+CRASH_WRITING = r"""
+import os, signal, sys, tempfile
+from datalog.dialect import journal
+limit, calls = int(sys.argv[2]), [0]
+real = tempfile.mkstemp
+def mkstemp(*args, **kwargs):
+    if calls[0] == limit:
+        os.kill(os.getpid(), signal.SIGKILL)
+    calls[0] += 1
+    return real(*args, **kwargs)
+tempfile.mkstemp = mkstemp
+out = sys.argv[1]
+journal.replace_all({os.path.join(out, name): "new\n" * 1000
+                     for name in ("a.csv", "sub/b.csv", "c.csv")}, out)
+"""
+
+
+@pytest.mark.parametrize("crash_at", range(4))
+def test_a_kill_while_writing_leaves_no_temporary_file_in_any_folder(tmp_path, crash_at):
+    """Killed before each temporary file (three outputs, one in a subfolder,
+    then the journal's), the outputs stay old and recovery leaves no temporary
+    file, also in the subfolder that no journal names yet."""
+    out = tmp_path / "out"
+    (out / "sub").mkdir(parents=True)
+    for name in ("a.csv", "sub/b.csv", "c.csv"):
+        (out / name).write_text("old\n")
+    result = subprocess.run([sys.executable, "-c", CRASH_WRITING, str(out), str(crash_at)],
+                            capture_output=True, check=False, timeout=120,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    recover(str(out))
+    assert {(out / name).read_text() for name in ("a.csv", "sub/b.csv", "c.csv")} == {"old\n"}
+    assert not leftovers(out)

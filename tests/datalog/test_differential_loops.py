@@ -6,11 +6,15 @@ counter whose iterations are checked to take the short paths."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 import datalog
+from engine import colbatch
+from engine.logtrace import LogTrace, RowLog
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.join import NestedJoinNode
+from engine.operators.sealed import SealedRuns
 from tests.datalog.differential import run_differential, transactions
 
 LOOPS = """
@@ -33,6 +37,9 @@ reach(x, z) :- reach(x, y), e(y, z).
 even(0).
 odd(n + 1) :- even(n), c(n).
 even(n + 1) :- odd(n), c(n), !v(n).
+.decl t(a: symbol, n: number)
+t(a, 0) :- s(a, _).
+t(a, n + 1) :- t(a, n), v(b), n < b.
 """
 
 
@@ -74,3 +81,77 @@ def test_a_counter_takes_the_short_paths(monkeypatch):
     session.retract("bound", (300,))
     session.insert("bound", (120,))
     assert session.query("c") == {(n,) for n in range(121)}
+
+
+def logged_from(monkeypatch, rows: int, keep: bool) -> None:
+    """Key-less join traces go into logs of arrays (engine.logtrace) from
+    iteration 0 once an epoch appended ``rows`` rows (``keep``: and stay
+    there at commit, however small), and so do an Export's small batches."""
+    monkeypatch.setattr(colbatch, "LONG_LOOP", 0)
+    monkeypatch.setattr(colbatch, "LOG_FROM", rows)
+    monkeypatch.setattr(colbatch, "EXPORT_LOG_FROM", rows)   # an epoch's difference: logged too
+    if keep:
+        monkeypatch.setattr(colbatch, "SMALL_STATE", 0)
+
+
+THIN_ROWS = colbatch.THIN_ROWS
+
+
+def sealed_from(monkeypatch, rows: int, keep: bool) -> None:
+    """Distinct Traces seal their rows into runs (engine.operators.sealed) at
+    every iteration once the epoch's dict holds ``rows`` (``keep``: and stay
+    sealed at commit, however small)."""
+    monkeypatch.setattr(colbatch, "LONG_LOOP", 0)
+    monkeypatch.setattr(colbatch, "SEAL_ROWS", rows)
+    monkeypatch.setattr(colbatch, "THIN_ROWS", 1 << 20)
+    monkeypatch.setattr(DistinctTraceNode, "seal_mask", 0)
+    if keep:
+        monkeypatch.setattr(colbatch, "SMALL_STATE", 0)
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["keep", "back"])
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(transactions(max_transactions=8))
+def test_thin_loops_with_logged_and_sealed_traces_equal_the_reference(keep, txs):
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        logged_from(monkeypatch, 2, keep=keep)
+        sealed_from(monkeypatch, 2, keep=keep)
+        run_differential(LOOPS, txs)
+
+
+def test_a_long_counter_logs_and_seals_its_traces(monkeypatch):
+    logged_from(monkeypatch, 50, keep=False)
+    sealed_from(monkeypatch, 64, keep=False)
+    monkeypatch.setattr(colbatch, "THIN_ROWS", THIN_ROWS)  # the default: a counter is thin
+    seals = []
+    original_seal = SealedRuns.seal
+    monkeypatch.setattr(SealedRuns, "seal", lambda self, store: seals.append(len(store))
+                        or original_seal(self, store))
+    logged = []   # the lengths of the Export's logs read as a columnar batch
+    original_batch = RowLog.batch
+    monkeypatch.setattr(RowLog, "batch", lambda self: logged.append(len(self))
+                        or original_batch(self))
+    appends = []
+    original = LogTrace.append_rows
+    monkeypatch.setattr(LogTrace, "append_rows",
+                        lambda self, batch, iteration=0: appends.append(iteration)
+                        or original(self, batch, iteration))
+    program = datalog.Program("""
+        .decl bound(n: number)
+        .decl c(n: number)
+        c(0).
+        c(n + 1) :- c(n), bound(b), n < b.
+    """)
+    session = program.session()
+    session.insert("bound", (300,))
+    assert session.query("c") == {(n,) for n in range(301)}
+    assert len(appends) >= 240 and 300 in appends[-2:], appends[-3:]  # (and the empty last)
+    assert len(seals) >= 4 and set(seals[:4]) == {64}, seals
+    assert logged and logged[-1] >= 250, logged
+    with session.transaction() as tx:
+        tx.retract("bound", (300,))
+        tx.insert("bound", (120,))
+    assert session.query("c") == {(n,) for n in range(121)}
+    session.insert("bound", (200,))   # the past in dicts again (small), logged again
+    assert session.query("c") == {(n,) for n in range(201)}
+    assert 200 in appends[-2:]

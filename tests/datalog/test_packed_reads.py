@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -127,3 +128,53 @@ def test_unsigned_columns_read_from_packed_state():
     plain.insert("e", (1, 2), (2, 3), (3, 1))
     assert plain._columns_of("r") is None  # dicts
     assert frame.equals(plain.frame("r")) and arrow.equals(plain.to_arrow("r"))
+
+
+def test_size_of_packed_state_is_counted_once_until_the_state_changes(monkeypatch):
+    """``size`` on packed state counts the runs once and keeps the count until
+    the state changes: a second read counts nothing; an update that adds or
+    removes rows (through the small-batch overlays or the runs) gives the new
+    size; a transaction that fails leaves the kept count right. Checked for a
+    recursive stratum's Distinct Trace (packed at the default thresholds) and a
+    root Distinct (packed with every batch columnar)."""
+    from engine.operators.packedsmall import PackedCollection
+
+    counted = []
+    positive_keys = PackedCollection._positive_keys
+    monkeypatch.setattr(PackedCollection, "_positive_keys",
+                        lambda self: counted.append(1) or positive_keys(self))
+    rng = random.Random(11)
+    edges = sorted({(rng.randrange(300), rng.randrange(300)) for _ in range(600)})
+    session = datalog.Program(CLOSURE).session()
+    session.insert("edge", *edges)
+    assert session._columns_of("path") is not None  # packed by the load
+    current = set(edges)
+    counted.clear()
+    assert session.size("path") == session.size("path") == len(closure(current)[1])
+    assert len(counted) == 1
+    for op, edge in [("retract", edges[5]), ("insert", (2000, 2001)), ("insert", (2001, 5)),
+                     ("insert", edges[5]), ("retract", (2001, 5))]:
+        getattr(session, op)("edge", edge)
+        current = current - {edge} if op == "retract" else current | {edge}
+        before = len(counted)
+        assert session.size("path") == session.size("path") == len(closure(current)[1])
+        assert len(counted) == before + 1, (op, edge)
+    with pytest.raises(datalog.DatalogError), session.transaction() as tx:
+        tx.insert("edge", (3000, 3001))
+        tx.insert("nope", (1,))
+    assert session.size("path") == len(closure(current)[1])
+    assert session._columns_of("path") is not None  # still packed
+
+    text = ".decl e(x: number, y: number)\n.decl two(x: number, y: number)\n" \
+           "two(x, z) :- e(x, y), e(y, z).\n"
+    with columns_from(0):
+        root = datalog.Program(text).session()
+        root.insert("e", (1, 2), (2, 3), (3, 4))
+        assert root._columns_of("two") is not None  # packed
+        before = len(counted)
+        assert root.size("two") == root.size("two") == 2
+        assert len(counted) == before + 1
+        root.insert("e", (4, 5))
+        assert root.size("two") == 3
+        root.retract("e", (2, 3))
+        assert root.size("two") == 1 and root.query("two") == {(3, 5)}

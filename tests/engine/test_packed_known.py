@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.operators import packedsmall
+from engine import colbatch
 from engine.operators.columns import key_run
 from engine.operators.packedsmall import OverlaidTrace, probe
 
@@ -30,13 +30,13 @@ def totals(pairs) -> dict:
     return {j: w for j, w in out.items() if w}
 
 
-@pytest.mark.parametrize("scan", [0, 1 << 20])  # by set and searchsorted; by a loop
+@pytest.mark.parametrize("scan", [0, 1 << 20])  # runs searched; runs read entry by entry
 @settings(max_examples=300, deadline=None)
 @given(st.lists(entries, max_size=3), st.lists(entries, min_size=1, max_size=3),
        st.sets(st.integers(0, 11), max_size=8))
 def test_known_rows_hold_the_past_entries_after_a_commit(scan, past, epoch, known):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(packedsmall, "KNOWN_SCAN", scan)
+        patch.setattr(colbatch, "SEARCH_KNOWN", scan)
         check_commit(past, epoch, known)
 
 

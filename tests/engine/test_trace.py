@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.columnar import ColumnarTrace, narrow
@@ -224,6 +224,9 @@ big_weights = st.dictionaries(rows, st.sampled_from([1, -1, 100, -100, 30_000, 1
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.sampled_from([0, 3, 200, 40_000]), big_weights),
                          max_size=4), max_size=5))
+@example([[(40_000, {(3, 0): -100}), (0, {(3, 1): 1})],     # the only entry at 40,000
+          [(40_000, {(3, 0): 100}), (0, {(3, 1): 1})],      # cancels: int8 iterations
+          [(0, {(3, 0): 100})]])
 def test_columnar_runs_in_narrow_types_sum_past_them_exactly(history):
     """Runs keep iterations and weights in int8/16/32 when they fit; merging
     runs whose weights add up past the type's range (100 + 100 in int8) stays exact."""
@@ -264,3 +267,71 @@ def test_a_columnar_trace_back_in_dicts_keeps_one_object_per_number_and_history(
     thousands = [number for key, row, _ in rows for number in (key[0], row[0])
                  if number == 1000]
     assert len(thousands) == 6 and len({id(n) for n in thousands}) == 1
+
+
+def _gathered(cursor, keys, nested: bool) -> dict:
+    """key -> value -> iteration -> weight (zeros left out) of a gather."""
+    out: dict = {}
+    for key, entries in cursor.gather(keys).items():
+        for value, part in entries:
+            j, w = part if nested else (0, part)
+            history = out.setdefault(key, {}).setdefault(value, {})
+            history[j] = history.get(j, 0) + w
+    return {k: g for k, g in ((k, {v: h for v, h in ((v, {j: w for j, w in h.items() if w})
+                                                      for v, h in g.items()) if h})
+                              for k, g in out.items()) if g}
+
+
+@settings(max_examples=150, deadline=None)
+@given(epochs, st.booleans(), st.integers(1, 6), st.integers(1, 8), st.data())
+def test_a_columnar_trace_with_overlays_reads_as_one_without(history, nested, small, flush,
+                                                             data):
+    """Small appends wait in dict overlays (``recent``, ``older``) until the
+    overlay grows past OVERLAY_ROWS or a reader of runs asks for ``past`` or
+    ``cur``: every read (gather of few keys and of many, gather_columns,
+    entries, collection) equals that of a trace whose appends all became runs,
+    after commits, rollbacks and reads that sort the overlays in."""
+    import numpy as np
+
+    from engine import colbatch, columnar
+
+    plain = ColumnarTrace(nested=nested, index=("cols", (0,)))
+    overlaid = ColumnarTrace(nested=nested, index=("cols", (0,)))
+    saved = colbatch.OVERLAY_APPEND, columnar.OVERLAY_ROWS
+    try:
+        columnar.OVERLAY_ROWS = flush
+        for epoch in history:
+            for iteration, batch in epoch:
+                iteration = iteration if nested else 0
+                colbatch.OVERLAY_APPEND = 0
+                plain.append_rows(batch, iteration)
+                colbatch.OVERLAY_APPEND = small
+                overlaid.append_rows(batch, iteration)
+                if data.draw(st.integers(0, 5)) == 0:
+                    _ = overlaid.cur if data.draw(st.booleans()) else overlaid.past
+            if data.draw(st.integers(0, 4)) == 0:
+                plain.rollback()
+                overlaid.rollback()
+            else:
+                plain.commit()
+                overlaid.commit()
+            keys = [(k,) for k in range(-1, 6)]
+            for name in ("past_cursor", "epoch_cursor"):
+                want = _gathered(getattr(plain, name)(), keys, nested)
+                assert _gathered(getattr(overlaid, name)(), keys, nested) == want
+                assert _gathered(getattr(overlaid, name)(), keys[2:4], nested) == {
+                    k: g for k, g in want.items() if k in keys[2:4]}
+                columns, weights = getattr(overlaid, name)().gather_columns(
+                    np.array([0, 2, 3], dtype="int64"))
+                got: dict = {}
+                for row, w in zip(zip(*(c.tolist() for c in columns)), weights.tolist()):
+                    got[row] = got.get(row, 0) + w
+                assert {r: w for r, w in got.items() if w} == {
+                    v: sum(h.values()) for k, g in want.items() if k[0] in (0, 2, 3)
+                    for v, h in g.items() if sum(h.values())}
+            assert list(overlaid.entries()) == list(plain.entries())
+            assert overlaid.collection((1,)) == plain.collection((1,))
+            assert overlaid.past_entries() >= 0
+        assert overlaid.to_trace().collection((2,)) == plain.collection((2,))
+    finally:
+        colbatch.OVERLAY_APPEND, columnar.OVERLAY_ROWS = saved

@@ -34,7 +34,10 @@ columns; the engine memoizes ``index_by`` per (stream, columns), and every join
 reads a relation through the same stream object, so all joins on one (relation,
 key) share one trace. Negation is an antijoin; an aggregate is computed at the
 root from its correlated body, seeded by the distinct grouping values of the
-outer rows (so ``count``/``sum`` of an empty group are ``0``). In a recursive
+outer rows (so ``count``/``sum`` of an empty group are ``0``); when the rule's scan
+alone seeds it and the body starts with the same atom (the group-by idiom,
+:func:`scan_is_first_join`), the body reads that relation's rows without a join
+of seeds and relation (no trace of it kept for the aggregate). In a recursive
 rule the seeds are the key values of the body's first atom instead, and the table
 enters the child circuit through an Import.
 """
@@ -57,6 +60,7 @@ from datalog.plan.ir import (
     Antijoin,
     Assign,
     Col,
+    Const,
     Filter,
     Join,
     ProgramPlan,
@@ -310,7 +314,7 @@ class _PipelineBuilder:
         """The stream of rows after ``steps``, starting from ``start`` (rows of
         ``width`` slots; ``None``: the unit row)."""
         stream, self.width = start, width
-        for step in steps:
+        for at, step in enumerate(steps):
             if isinstance(step, (Filter, Assign)):
                 self.pending.append(step)
                 self.width += 1 if isinstance(step, Assign) else 0
@@ -323,8 +327,9 @@ class _PipelineBuilder:
                 stream = self._join(stream, step)
             elif isinstance(step, Antijoin):
                 stream = self._antijoin(stream, step)
-            elif isinstance(step, Aggregate):
-                stream = self._aggregate(stream, step)
+            elif isinstance(step, Aggregate):   # (after the rule's scan alone: `scan`)
+                scan = steps[0] if at == 1 and start is None else None
+                stream = self._aggregate(stream, step, scan)
         if stream is None:
             stream = self.scope.relation(UNIT)
         return stream
@@ -418,11 +423,12 @@ class _PipelineBuilder:
                                          "drop keys"), vector=select(range(width)))
         return out
 
-    def _aggregate(self, stream, step: Aggregate):
+    def _aggregate(self, stream, step: Aggregate, scan: Scan | None = None):
         """Outer rows extended by their aggregate. The result table (seed ->
         result) is computed in the root: seeded by the outer rows themselves in
         the root; inside a child circuit (a recursive rule) seeded by every seed
-        the body's first join can match, and imported."""
+        the body's first join can match, and imported. ``scan``: the rule's
+        scan when the aggregate follows it alone (:func:`scan_is_first_join`)."""
         stream = self.flush(stream)
         width = self.width
         k = len(step.seed)
@@ -436,7 +442,8 @@ class _PipelineBuilder:
         if self.scope.parent is None:
             seeds = stream.map(self._function(gen, "t", [f"return {seed_row}"], "seed"),
                                vector=select(step.seed)).distinct(label="aggregate seeds")
-            result = self._aggregate_table(seeds, step)
+            own = scan_is_first_join(scan, step)
+            result = self._aggregate_table(seeds, step, (scan, own, stream) if own else None)
             return left.join(result.index_by(tuple(range(k))), combine, label=label)
         root = _PipelineBuilder(self.compiler, self.compiler.root, self.rule)
         table = root._aggregate_table(root._candidate_seeds(step), step)
@@ -478,12 +485,27 @@ class _PipelineBuilder:
                             vector=select([columns[i] for i in range(k)]))\
             .distinct(label="aggregate seeds")
 
-    def _aggregate_table(self, seeds, step: Aggregate):
+    def _aggregate_table(self, seeds, step: Aggregate, own: tuple | None = None):
         """``seed + (result,)`` for every seed of ``seeds`` whose group has a
-        result (count and sum always have one: 0 for an empty body)."""
+        result (count and sum always have one: 0 for an empty body).
+        ``own``: ``(scan, columns, outer)`` when every row the rule's scan
+        reads meets its seed in the body's first join
+        (:func:`scan_is_first_join`): then that join is those rows projected
+        to ``columns`` (the ``outer`` rows themselves when those are the
+        scan's), and neither side needs a trace."""
         k = len(step.seed)
         body = _PipelineBuilder(self.compiler, self.scope, self.rule)
-        rows = body.run(step.body, start=seeds, width=k)
+        if own is None:
+            rows = body.run(step.body, start=seeds, width=k)
+        else:
+            scan, columns, start = own
+            if columns != tuple(scan.columns):
+                row = _tuple_source([f"t[{c}]" for c in columns])
+                start = self._relation(scan.relation, scan.consts, scan.equal).map(
+                    self._function(self._gen(), "t", [f"return {row}"],
+                                   f"{scan.relation} as its own aggregate's body"),
+                    vector=select(columns))
+            rows = body.run(step.body[1:], start=start, width=len(columns))
         target = step.target
         # body rows -> key + (1, target); seeds -> key + (0, zero): every seed
         # has a group, so count and sum of an empty body are 0. The zero is
@@ -626,3 +648,41 @@ def _aggregator(step: Aggregate, k: int, rule=None) -> Reduce:
                 raise functor_error(error.diagnostics[0].message, rule) from None
     return Reduce(kind, None if kind == "count" else k + 1, weighted=True, flag=k,
                   finish=finish, modular=kind == "sum" and step.type in ("number", "unsigned"))
+
+
+def scan_is_first_join(scan: Scan | None, step: Aggregate) -> tuple[int, ...] | None:
+    """When a rule's scan alone seeds an aggregate whose body's first join
+    reads the scanned relation as the scan does (its constants, as filters or
+    keys, and equalities) keyed on exactly the seed slots otherwise, as in
+    ``c(x, n) :- r(x, _), n = count : { r(x, _) }``: every row the scan reads
+    meets its seed (the seeds are the key values of those very rows), so the
+    join of seeds and relation is those rows, each once. Then: the relation
+    columns of the join's output row (the seeds', then those the join adds);
+    else ``None``.
+
+    >>> scan = Scan("r", (0,))
+    >>> count = Aggregate("count", (0,), (Join("r", ((0, Col(0)),), (1,)),), None)
+    >>> scan_is_first_join(scan, count)
+    (0, 1)
+    >>> other = Aggregate("count", (0,), (Join("r", ((1, Col(0)),), ()),), None)
+    >>> scan_is_first_join(scan, other) is None   # keyed on another column
+    True
+    >>> fixed = Aggregate("count", (0,), (Join("r", ((0, Col(0)), (1, Const(2))), ()),), None)
+    >>> two = Scan("r", (0,), consts=((1, 2),))   # r(x, 2), as a key in the body
+    >>> scan_is_first_join(two, fixed), scan_is_first_join(scan, fixed)
+    ((0,), None)
+    """
+    if not isinstance(scan, Scan) or not step.body:
+        return None
+    first = step.body[0]
+    if not isinstance(first, Join) or first.relation != scan.relation or first.equal != scan.equal:
+        return None
+    keys = [(c, e) for c, e in first.keys if isinstance(e, Col)]
+    consts = {(c, e.value) for c, e in first.keys if isinstance(e, Const)}
+    if len(keys) + len(consts) != len(first.keys) or consts | set(first.consts) != set(
+            scan.consts) or len(consts) + len(first.consts) != len(scan.consts):
+        return None
+    seeds = tuple(scan.columns[slot] for slot in step.seed)
+    if sorted(keys, key=str) != sorted(((c, Col(i)) for i, c in enumerate(seeds)), key=str):
+        return None
+    return seeds + tuple(first.columns)
