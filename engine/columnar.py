@@ -66,7 +66,7 @@ from engine import colbatch, lazy
 from engine.colbatch import ColBatch, bounds_of, packed_key, sum_packed, unpack_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
-from engine.trace import Trace, compile_row_functions
+from engine.trace import Trace, compile_row_functions, split_pairs
 from engine.tracearrays import entries_of, groups_of
 
 FACTOR = 4  # a run merges into the previous one while that is under FACTOR times its size
@@ -174,6 +174,23 @@ class Run:
         hit = keys.take(where, mode="clip") == sought[:, None]
         hit &= where < len(keys)  # (clipped positions repeat the last entry)
         return hit.nonzero()[0], where[hit]
+
+    def span(self, key: int) -> tuple[int, int] | None:
+        """``(first, past the last)`` position of ``key``'s entries, ``None``
+        when it has none: a scalar ``searchsorted`` (a second only when keys
+        repeat), skipped when ``key`` is outside the run's key bounds.
+
+        >>> Run([np.array([1, 3, 3, 7])], np.arange(4), np.ones(4), 0).span(3)
+        (1, 3)
+        """
+        bounds = self.bounds
+        if bounds is not None and not bounds[0][0] <= key <= bounds[0][1]:
+            return None
+        keys = self.keys
+        lo = int(keys.searchsorted(key))
+        if lo == len(keys) or keys.item(lo) != key:
+            return None
+        return lo, lo + 1 if self.unique else int(keys.searchsorted(key, "right"))
 
     def find(self, sought: np.ndarray):
         """``(positions in sought, positions in the run)`` of the sought keys
@@ -456,14 +473,10 @@ def gather_few(spine: list, keys, nested: bool) -> dict:
             continue
         entries: list = []
         for run in spine:
-            bounds = run.bounds
-            if bounds is not None and not bounds[0][0] <= key <= bounds[0][1]:
+            span = run.span(key)
+            if span is None:
                 continue
-            run_keys = run.keys
-            lo = int(run_keys.searchsorted(key))
-            if lo == len(run_keys) or run_keys.item(lo) != key:
-                continue
-            hi = lo + 1 if run.unique else int(run_keys.searchsorted(key, "right"))
+            lo, hi = span
             if hi == lo + 1:
                 value = tuple([c.item(lo) for c in run.columns])
                 weight = run.weights.item(lo)
@@ -737,16 +750,7 @@ class ColumnarCursor(Cursor):
         return sum(w for j, w in history.items() if until is None or j <= until)
 
     def split(self, value, i: int) -> tuple[int, int, int | None]:
-        before = at = 0
-        later = None
-        for j, w in self.group.get(value, {}).items():
-            if j < i:
-                before += w
-            elif j == i:
-                at += w
-            elif later is None or j < later:
-                later = j
-        return before, at, later
+        return split_pairs(self.group.get(value, {}).items(), i)
 
 
 class ColumnarTrace:

@@ -714,9 +714,18 @@ def history_split(history, i: int) -> tuple[int, int, int | None]:
         if at == i:
             return 0, history >> SHIFT, None
         return 0, 0, at
+    return split_pairs(history.items(), i)
+
+
+def split_pairs(pairs, i: int) -> tuple[int, int, int | None]:
+    """:func:`history_split` of ``(iteration, weight)`` pairs.
+
+    >>> split_pairs([(0, 1), (2, 3), (5, -1), (2, 1)], 2)
+    (1, 4, 5)
+    """
     before = now = 0
     later = None
-    for j, weight in history.items():
+    for j, weight in pairs:
         if j < i:
             before += weight
         elif j == i:

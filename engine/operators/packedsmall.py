@@ -302,17 +302,13 @@ def probe_few(spine: list, keys: list) -> dict:
     found: dict = {}
     for key in keys:
         for run in spine:
-            bounds = run.bounds
-            if bounds is not None and not bounds[0][0] <= key <= bounds[0][1]:
+            span = run.span(key)
+            if span is None:
                 continue
-            run_keys = run.keys
-            lo = int(run_keys.searchsorted(key))
-            if lo == len(run_keys) or run_keys.item(lo) != key:
-                continue
+            lo, hi = span
             entries = found.get(key)
             if entries is None:
                 entries = found[key] = []
-            hi = lo + 1 if run.unique else int(run_keys.searchsorted(key, "right"))
             if hi == lo + 1:
                 entries.append((run.iterations.item(lo), run.weights.item(lo)))
             else:

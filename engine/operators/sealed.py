@@ -46,7 +46,14 @@ from engine.colbatch import INT64
 from engine.columnar import PAST_FLOOR, narrow, push_run
 from engine.operators.columns import Packing, key_run
 from engine.operators.packedsmall import packer, unpacker
-from engine.trace import DictRowCursor, DictRowSource, ZSetTrace, history_add, history_items
+from engine.trace import (
+    DictRowCursor,
+    DictRowSource,
+    ZSetTrace,
+    history_add,
+    history_items,
+    split_pairs,
+)
 from engine.tracearrays import entries_of
 
 np = lazy.module("numpy", globals())
@@ -243,16 +250,7 @@ class SealedRowCursor(DictRowCursor):
         return [self.weight(row) for row in rows]
 
     def split(self, row, i: int) -> tuple[int, int, int | None]:
-        before = at = 0
-        later = None
-        for j, w in self._items(row):
-            if j < i:
-                before += w
-            elif j == i:
-                at += w
-            elif later is None or j < later:
-                later = j
-        return before, at, later
+        return split_pairs(self._items(row), i)
 
     def positive(self):
         rows = self.rows_
