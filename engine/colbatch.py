@@ -210,9 +210,13 @@ GATHER_FEW = 16
 #: join trace 146 -> 13 B a row, Distinct's 70 -> 13, RSS 229 -> 40 B a tuple;
 #: batch CPU 5.35 -> 5.08 s with the Export's log below (/tmp/wt/batchcpu.py,
 #: alternated with main). Both go back to dicts at commit under SMALL_STATE
-#: entries, as the packed states do.
-LOG_FROM = 4096
-SEAL_ROWS = 4096
+#: entries, as the packed states do, so they start only at SMALL_STATE rows:
+#: from 4,096, a counter to 10,000 moved its state to arrays and back at the
+#: commit (sealed.to_dicts, LogTrace.to_trace, compiles: ~10 ms CPU of a 57 ms
+#: batch; /tmp/cnt2.py, five batches a process, min: 10,000 57.7 -> 48.5 ms,
+#: 30,000 146.7 -> 149.7, 1,000,000 4,864/4,871 -> 4,967/4,900 ms).
+LOG_FROM = SMALL_STATE
+SEAL_ROWS = SMALL_STATE
 #: ... and only while the epoch's dict grew by at most THIN_ROWS rows an
 #: iteration since the last seal: a loop of more rows an iteration (a closure's
 #: update, ~100 rows) would search the runs for most of its rows (a row of a
@@ -226,7 +230,7 @@ THIN_ROWS = 4
 #: logged (`python -m benchmarks --only engine --only counter-1000000`, B a
 #: tuple peak / steady / trim: 354 / 229 / 229 before this and the log traces
 #: above, 225 / 40 / 38 with those, 130 / 46 / 29 with this too).
-EXPORT_LOG_FROM = 4096
+EXPORT_LOG_FROM = SMALL_STATE
 EXPORT_LOG_BATCH = 16
 #: A run (engine.columnar) of this many entries or more keeps its iterations
 #: and weights in the narrowest int type that holds them; shorter ones stay
