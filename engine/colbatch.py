@@ -185,7 +185,15 @@ VIEW_COPY = 4
 #: (GATHER_FEW), 1.85/1.55 -> 1.50/1.17 ms median retract/insert CPU (base
 #: with dict traces, same run). (The RSS after a trim did not fall, 129 B:
 #: the pymalloc arenas the dicts had filled stay pinned by a few live
-#: objects.)
+#: objects.) So one append of this many rows to a dict trace a join on
+#: columns reads (a bulk load's input) moves it to runs first and the dicts
+#: are never built (engine.operators.join.TraceNode.bulk_to_runs): Andersen's
+#: ``assign``, 9,902 rows at iteration 0, made 2.5 MiB of small objects
+#: freed at iteration 2, and its iteration 1 joined 9,891 rows by the row
+#: loop (traces under SMALL_STATE); `python -m benchmarks.memory_breakdown
+#: andersen-200x50`: free space pinned in pymalloc's arenas 29.2 -> 6.9 B a
+#: tuple, RSS after the batch 144 / 102 -> 124 / 82 B a tuple (steady /
+#: trimmed), batch CPU and single-fact updates unchanged.
 COMMIT_ROWS = 4096
 #: A join trace in runs (engine.columnar) takes an append of fewer rows than
 #: this into a dict overlay, read with its runs and sorted into them when a

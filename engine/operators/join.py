@@ -177,10 +177,21 @@ class TraceNode(Node):
             except Unfit:
                 self.columnar = None
 
+    def bulk_to_runs(self, batch) -> bool:
+        """Whether a batch of rows for the dict trace goes into runs instead
+        (the trace moved there first, :meth:`columns_ready`): one of
+        :data:`~engine.colbatch.COMMIT_ROWS` rows or more takes the trace to
+        runs at this epoch's commit anyway (:meth:`clock_stop`), so the dicts
+        are never built for it (a bulk load's input: their small objects,
+        freed at the move, left pymalloc's arenas pinned by a few live ones)."""
+        return (len(batch) >= colbatch.COMMIT_ROWS and self.wants_columns
+                and self.columnar is None and self.columns_ready())
+
     def _append(self, batch, iteration: int) -> None:
         self.appended += len(batch)
         columnar = type(batch) is ColBatch
-        if not columnar and type(self.trace) is Trace:  # rows into dicts: the common case
+        if not columnar and type(self.trace) is Trace and not self.bulk_to_runs(batch):
+            # rows into dicts: the common case
             self.trace.append_rows(batch, iteration)
             if self.columnar is not None:
                 self._maybe_columnar()
@@ -210,7 +221,8 @@ class TraceNode(Node):
             trace = self.trace
             if time and batch:
                 self.late = True  # (a loop's own stream: no view this epoch)
-            if type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch:
+            if (type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch
+                    and not self.bulk_to_runs(batch)):
                 self.appended += len(batch)  # rows into dicts (_append's common case)
                 trace.append_rows(batch, time)
                 if (self.log_from is not None and time >= colbatch.LONG_LOOP
