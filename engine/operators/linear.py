@@ -198,9 +198,11 @@ class LinearNode(Node):
     ``delta(out) = chain(delta(in))``, at each time.
 
     ``vectors`` holds, per stage, a :class:`~engine.vector.Program` computing
-    it on columns, or ``None``: a columnar input of at least
-    ``colbatch.THRESHOLD`` rows goes through :class:`ColumnChain` and stays
-    columnar; smaller and dict batches take the one fused loop.
+    it on columns, or ``None``: an input of at least ``colbatch.THRESHOLD``
+    rows goes through :class:`ColumnChain` and stays columnar (a dict one,
+    such as a bulk load's input, is put in columns first: the fused loop
+    would make a row of each, freed with the epoch); smaller batches take the
+    one fused loop.
     """
 
     quiet = True
@@ -234,9 +236,10 @@ class LinearNode(Node):
         batch = self.inputs[0].out
         if not batch:
             self.out = EMPTY
-        elif (self.on_columns is not None and type(batch) is ColBatch
-                and len(batch) >= colbatch.THRESHOLD):
-            self.out = self.on_columns(batch) or EMPTY
+        elif self.on_columns is not None and len(batch) >= colbatch.THRESHOLD:
+            columns = batch if type(batch) is ColBatch else ColBatch.from_rows(batch)
+            self.out = (self.on_columns(columns) if columns is not None
+                        else self.run(batch)) or EMPTY
         else:
             self.out = self.run(batch)
 

@@ -238,8 +238,8 @@ class PackedRows:
 def _pack(batch, packing: col.Packing | None):
     """``(packing, packed rows, weights)`` of a batch, or ``None``."""
     columns = ColBatch.from_rows(batch)
-    if columns is None or not columns.int_only:
-        return None
+    if columns is None or not columns.columns or not columns.int_only:
+        return None     # (nullary rows: nothing to pack, the rows are cheap)
     packing = packing or col.Packing(len(columns.columns))
     keys = packing.pack(columns.columns)
     return None if keys is None else (packing, keys, columns.weights)

@@ -1,4 +1,5 @@
-"""A bulk append goes into runs without building dicts first.
+"""A bulk load's input goes into runs and columns without building dicts or
+rows first.
 
 A join trace that one epoch grows by ``colbatch.COMMIT_ROWS`` rows or more is
 in runs after that commit (tests/datalog/test_join_runs.py); a single append
@@ -7,7 +8,9 @@ before it is made, and no dict trace is ever built for those rows
 (``TraceNode.bulk_to_runs``). Each program runs twice, at the defaults and on
 dicts only (every threshold out of reach); the outputs must agree after each
 transaction, and at the defaults no dict trace may take an append of
-``COMMIT_ROWS`` rows.
+``COMMIT_ROWS`` rows. A linear chain with a columnar form takes a dict
+batch of ``colbatch.THRESHOLD`` rows on columns too (``LinearNode``): no row
+of it is made.
 """
 
 from __future__ import annotations
@@ -138,3 +141,83 @@ def test_a_failed_bulk_load_leaves_the_session_as_it_was():
         twin.insert("e", edges)
     for relation in ("two", "q"):
         assert session.query(relation) == twin.query(relation)
+
+
+ROOT_STAGES = """.decl e(x: number, y: number)
+.decl s(a: symbol, x: number)
+.decl m(x: number, v: float)
+.decl f(x: number, y: number)
+.decl g(a: symbol, y: number)
+.decl h(x: number, v: float)
+f(x, y * 2 + x) :- e(x, y), x < y.
+g(a, x / 3) :- s(a, x), x != 5.
+h(x, v) :- m(x, v), x > 2.
+"""
+
+
+def test_a_large_dict_batch_runs_the_root_stages_on_columns():
+    """9,000 rows of each input, given as rows (dicts): ``f``'s and ``g``'s
+    arithmetic and filters run on their columns (counted, no row run through
+    a stage), ``h``'s float column too; then single facts, on rows. Every
+    answer is the dict-only twin's."""
+    rng = random.Random(6)
+    facts = {"e": [(x, rng.randrange(-50, 9000)) for x in range(9000)],
+             "s": [(f"n{x % 700}", x) for x in range(9000)],
+             "m": [(x, x / 8) for x in range(9000)]}
+    linear, stages = colbatch.COUNTS["linear"], colbatch.COUNTS["row_stages"]
+    session, twin = sessions(ROOT_STAGES, facts)
+    assert colbatch.COUNTS["linear"] >= linear + 3
+    assert colbatch.COUNTS["row_stages"] == stages
+    for relation in ("f", "g", "h"):
+        assert session.query(relation) == twin.query(relation) != frozenset()
+    apply(session, twin, [("retract", "e", facts["e"][10]), ("insert", "s", ("n1", 5)),
+                          ("insert", "s", ("n1", 6)), ("retract", "m", (3, 3 / 8))], "g")
+    for relation in ("f", "g", "h"):
+        assert session.query(relation) == twin.query(relation)
+
+
+def test_a_large_batch_that_does_not_fit_columns_runs_per_row():
+    """A record column (no column kind holds it): the chain takes the 9,000
+    rows as they are, through the fused loop."""
+    text = (".type P = [a: number, b: number]\n.decl m(x: number, p: P)\n"
+            ".decl h(x: number, p: P)\nh(x, p) :- m(x, p), x > 2.\n")
+    session = datalog.Program(text).session()
+    linear = colbatch.COUNTS["linear"]
+    session.insert("m", [(x, (x, x + 1)) for x in range(9000)])
+    assert colbatch.COUNTS["linear"] == linear
+    assert session.query("h") == {(x, (x, x + 1)) for x in range(3, 9000)}
+
+
+def test_a_division_by_zero_in_a_large_dict_batch_is_located_and_changes_nothing():
+    """The root stage divides by ``x - 7``: on columns the row with ``x = 7``
+    cannot be computed, the batch runs per row and raises the row path's
+    located error; the session keeps its state."""
+    text = ".decl e(x: number, y: number)\n.decl q(x: number, y: number)\n" \
+           "q(x, y / (x - 7)) :- e(x, y).\n"
+    session = datalog.Program(text).session()
+    session.insert("e", [(x, 3 * x) for x in range(8, 9008)])
+    kept = session.query("q")
+    assert len(kept) == 9000
+    batches = colbatch.COUNTS["row_batches"]
+    with pytest.raises(DatalogError) as error:
+        session.insert("e", [(x, 3 * x) for x in range(-9000, 8)])
+    assert colbatch.COUNTS["row_batches"] == batches + 1
+    assert "division by zero" in str(error.value) and "<string>:3:1" in str(error.value)
+    assert session.query("q") == kept and len(session.query("e")) == 9000
+
+
+@pytest.mark.parametrize("threshold", [None, 0])
+def test_a_nullary_head_over_a_large_dict_batch(threshold):
+    """``any() :- e(x).`` projects 9,000 rows to the empty row on columns:
+    its Distinct takes the nullary batch by rows (it had nothing to pack and
+    failed to, with every batch columnar)."""
+    text = ".decl e(x: number)\n.decl any()\nany() :- e(x).\n"
+    with columns_from(threshold):
+        session = datalog.Program(text).session()
+        session.insert("e", [(x,) for x in range(9000)])
+        assert session.query("any") == {()}
+        with session.transaction() as tx:
+            tx.retract("e", *[(x,) for x in range(8999)])
+        assert session.query("any") == {()}
+        session.retract("e", (8999,))
+        assert session.query("any") == frozenset()
