@@ -70,6 +70,7 @@ from datalog.errors import (
 from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog explain`)
 from datalog.frames import check_value
 from datalog.functors import bind_functors
+from datalog.inputs import InputRows, input_rows
 from datalog.plan.ir import RelationPlan
 from datalog.plan.lower import plan_program
 from datalog.plan.query import Pattern
@@ -767,8 +768,10 @@ class Session:
         self._circuit.limit_memory(parse_size(memory_limit))
         # The rows given to each relation: what retracting can take away, and
         # the one store of a relation that no rule or fact adds to (the engine
-        # keeps every other relation's rows: see `_rows_of`).
-        self._inputs: dict[str, set] = {name: set() for name in plan.relations}
+        # keeps every other relation's rows: see `_rows_of`), in sorted arrays
+        # where the columns allow (datalog.inputs).
+        self._inputs: dict[str, InputRows | set] = {
+            name: input_rows(relation.types) for name, relation in plan.relations.items()}
         self._subscriptions: dict[str, list[Subscription]] = {
             name: [] for name in plan.relations}
         self._store = None
@@ -789,7 +792,8 @@ class Session:
             for io in plan.inputs:
                 check_io(io)
                 path = input_path(io, os.fspath(fact_dir))
-                self._inputs[io.relation] |= read_facts(path, plan.relations[io.relation], io)
+                self._inputs[io.relation].update(
+                    read_facts(path, plan.relations[io.relation], io))
         if store is not None:
             from datalog.store import Store
 
@@ -800,7 +804,7 @@ class Session:
         if _initial is not None:
             for name, rows in _initial.items():
                 if name in self._inputs:
-                    self._inputs[name] = set(rows)
+                    self._inputs[name] = input_rows(plan.relations[name].types, rows)
                 elif rows:
                     self.close()
                     raise StoreError(f"the inputs hold rows of `{name}`, which this "
