@@ -60,7 +60,12 @@ INT64 = "int64"
 #: 1 -> 5-7 ms). At 8,192 the workloads of `python -m benchmarks --quick` stay
 #: on rows (as fast as before) and the large ones go columnar (closure of the
 #: 1,000-node random graph: batch 2.6 -> 1.2 s, same generation on the depth-10
-#: tree 3.4 -> 2.1 s, their single-fact updates unchanged).
+#: tree 3.4 -> 2.1 s, their single-fact updates unchanged). A linear chain
+#: with a columnar form takes a batch of rows this large on columns too (a
+#: bulk load's input, put in columns first: the row loop made a row of each,
+#: freed with the epoch; Andersen's head `points_to(p, a) :- addr_of(p, a).`,
+#: 9,859 rows: free space pinned in pymalloc's arenas after the batch 6.9 ->
+#: 1.3 B a tuple, batch CPU unchanged).
 THRESHOLD = 8192
 #: A join whose traces are runs already takes the columnar path from this size
 #: from iteration LONG_LOOP on (before it, from LOOP_ROWS: an update's short
@@ -186,7 +191,10 @@ VIEW_COPY = 4
 #: with dict traces, same run). (The RSS after a trim did not fall, 129 B:
 #: the pymalloc arenas the dicts had filled stay pinned by a few live
 #: objects.) So one append of this many rows to a dict trace a join on
-#: columns reads (a bulk load's input) moves it to runs first and the dicts
+#: columns reads, in the root or at a child's iteration 0 (a bulk load's
+#: input; a loop's own trace keeps the loop's rules: moved at a later
+#: iteration's delta of 4,662 rows, negagg-1000-1500's batch held 57 -> 79 B a
+#: tuple of RSS before a trim), moves it to runs first and the dicts
 #: are never built (engine.operators.join.TraceNode.bulk_to_runs): Andersen's
 #: ``assign``, 9,902 rows at iteration 0, made 2.5 MiB of small objects
 #: freed at iteration 2, and its iteration 1 joined 9,891 rows by the row
@@ -246,6 +254,8 @@ EXPORT_LOG_BATCH = 16
 #: updates more than it saved (their appends make many small runs, which merge
 #: into larger ones later).
 NARROW_ROWS = 1024
+# (datalog.inputs's FOLD, 8,192, is the session's: its input rows go to arrays
+# from that many rows, as batches go columnar from THRESHOLD.)
 # Thresholds of the runtime kept beside what they govern: engine.memory's
 # TRIM_AFTER and TRIM_GROWTH (malloc_trim after a long step) and
 # engine.gcpolicy's YOUNG (young collections every 100,000 net container
