@@ -256,6 +256,15 @@ class Export(Node):
     def accumulate(self) -> None:
         inner = self.reads[0]
         batch = inner.out
+        log = self.log
+        if (log is not None and len(batch) < colbatch.EXPORT_LOG_BATCH
+                and not hasattr(batch, "kinds")):  # a long thin loop's rows (below)
+            try:
+                log.append(batch)
+                return
+            except Unfit:  # a row the log cannot hold: nothing more logged this epoch
+                self._end_log()
+                self.no_log = True
         if batch and hasattr(batch, "kinds"):
             self.parts.append(batch)
         elif batch:

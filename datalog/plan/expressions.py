@@ -131,5 +131,7 @@ class Codegen:
             return f"{self.bind(ADTValue, '_adt')}(({items},))"
         if expr.op in _INLINE and len(args) == 2:
             return f"({args[0]} {_INLINE[expr.op]} {args[1]})"
-        function = resolve(expr, self.functors).function
-        return f"{self.bind(function, '_op')}({', '.join(args)})"
+        overload = resolve(expr, self.functors)
+        if getattr(overload, "inline", None) is not None:
+            return overload.inline.format(*args)
+        return f"{self.bind(overload.function, '_op')}({', '.join(args)})"

@@ -391,12 +391,15 @@ class DistinctTraceNode(Node):
                 and not (heap and heap[0] == i)):
             # a few rows (never packed for) and none scheduled now: a loop of
             # one row per iteration comes here
+            trace = self.trace
             if not batch:
                 self.out = EMPTY
-            elif i > MAX_PACKED or self.trace.past or self.sealed:
+            elif (i > MAX_PACKED or trace.past
+                  or (self.sealed and (trace.sealed_past or not trace.fits(batch)))):
                 self.evaluate_rows(i, batch, batch)
-            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop)
-                out, self.fresh = self.functions["no_past"](batch, self.trace.epoch_cursor(), i)
+            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop;
+                # a sealed trace's rows that pack, as evaluate_rows checks)
+                out, self.fresh = self.functions["no_past"](batch, trace.epoch_cursor(), i)
                 self.out = out or EMPTY
             if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
                     and colbatch.SEAL_ROWS <= len(self.trace.cur)
