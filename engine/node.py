@@ -242,7 +242,14 @@ class Export(Node):
     In a long thin loop (``acc`` holding :data:`~engine.colbatch.EXPORT_LOG_FROM`
     rows), batches of a few rows go to a log of typed arrays
     (:class:`~engine.logtrace.RowLog`), added to the sum as one columnar batch
-    (into ``acc`` if that is larger)."""
+    (into ``acc`` if that is larger).
+
+    An epoch in which the inner node is a Distinct Trace with no earlier epoch
+    (the bulk load's loops) is ``summed``: nothing is added up, the sum is
+    read off its trace at the end (``epoch_sum``: the rows of positive weight;
+    a counter's one-row iterations append nothing to the log), or when it
+    moves to packed runs mid-epoch (``add_up``: the sum so far, then adding up
+    as above)."""
 
     kind = "export"
 
@@ -252,8 +259,14 @@ class Export(Node):
         self.parts: list = []  # columnar batches (engine.colbatch), added at the end
         self.log = None  # the epoch's small batches in typed arrays (a RowLog), or None
         self.no_log = False  # a row the log could not hold: not this epoch
+        # This epoch's sum is read off the inner node (a Distinct Trace with no
+        # earlier epoch: its epoch_sum) when asked, not added up iteration by
+        # iteration; add_up() goes back to adding up (the inner node asks)
+        self.summed = False
 
     def accumulate(self) -> None:
+        if self.summed:
+            return  # read off the inner node's trace at the end (add_up)
         inner = self.reads[0]
         batch = inner.out
         log = self.log
@@ -299,7 +312,26 @@ class Export(Node):
             else:
                 self.parts.append(found)
 
+    def add_up(self) -> None:
+        """From now on, add the inner node's batches up, from the sum so far."""
+        if self.summed:
+            self.summed = False
+            found = self.reads[0].epoch_sum()
+            if hasattr(found, "kinds"):
+                self.parts.append(found)
+            elif found:
+                self.acc = ZSet(found)
+
+    def _unsum(self) -> None:
+        self.summed = False
+        summing = getattr(self.reads[0], "summing", None)
+        if summing is not None and self in summing:
+            summing.remove(self)
+
     def evaluate(self, i: int) -> None:
+        if self.summed:
+            self.out = self.reads[0].epoch_sum() or EMPTY
+            return
         self._end_log()
         if self.parts:
             from engine.operators.columns import plus
@@ -316,13 +348,19 @@ class Export(Node):
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:
             self.acc, self.parts, self.log, self.no_log = {}, [], None, False
+            inner = self.reads[0]
+            if getattr(inner, "sums_epoch", None) is not None and inner.sums_epoch():
+                self.summed = True
+                inner.summing.append(self)
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
             self.acc, self.parts, self.log, self.no_log = {}, [], None, False
+            self._unsum()
 
     def rollback(self) -> None:
         self.acc, self.parts, self.log, self.no_log = {}, [], None, False
+        self._unsum()
 
     def collection_cursor(self):
         # the sum of every epoch's iteration differences: the inner stream's
