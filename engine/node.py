@@ -320,7 +320,7 @@ class Export(Node):
             if hasattr(found, "kinds"):
                 self.parts.append(found)
             elif found:
-                self.acc = ZSet(found)
+                self.acc = found  # (a new ZSet)
 
     def _unsum(self) -> None:
         self.summed = False
