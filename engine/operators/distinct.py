@@ -261,10 +261,12 @@ class DistinctTraceNode(Node):
         """This epoch's rows of positive weight, each with weight 1 (see
         :meth:`sums_epoch`): a Z-set, or a columnar batch off sealed runs."""
         trace = self.trace
-        if not self.sealed or not trace.sealed_cur:
+        if not self.sealed:
+            return ZSet.fromkeys(trace.epoch_cursor().positive(), 1)
+        sealed = trace.sealed_cur
+        if not sealed:
             return ZSet({row: 1 for row, history in trace.cur.items()
                          if history_total(history) > 0})
-        sealed = trace.sealed_cur
         extra = trace.cur
         packed = list(map(sealed.pack, extra))
         if None in packed:  # (rows that do not pack never meet the runs: not expected)
