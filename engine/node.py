@@ -242,14 +242,12 @@ class Export(Node):
     In a long thin loop (``acc`` holding :data:`~engine.colbatch.EXPORT_LOG_FROM`
     rows), batches of a few rows go to a log of typed arrays
     (:class:`~engine.logtrace.RowLog`), added to the sum as one columnar batch
-    (into ``acc`` if that is larger).
-
-    An epoch in which the inner node is a Distinct Trace with no earlier epoch
-    (the bulk load's loops) is ``summed``: nothing is added up, the sum is
-    read off its trace at the end (``epoch_sum``: the rows of positive weight;
-    a counter's one-row iterations append nothing to the log), or when it
-    moves to packed runs mid-epoch (``add_up``: the sum so far, then adding up
-    as above)."""
+    (into ``acc`` if that is larger). Or, when the inner node is a Distinct
+    Trace with no earlier epoch (a bulk load's loop), the epoch is ``summed``
+    from there on: nothing more is added up (``acc`` is dropped), the sum is
+    read off its trace at the end (``epoch_sum``: the rows of positive
+    weight; a counter's one-row iterations pay a call that returns), or when
+    it moves to packed runs (``add_up``: the sum so far, then adding up)."""
 
     kind = "export"
 
@@ -285,6 +283,11 @@ class Export(Node):
                     self.log is not None
                     or (len(self.acc) >= colbatch.EXPORT_LOG_FROM and not self.no_log)):
                 if self.log is None:
+                    if getattr(inner, "sums_epoch", None) is not None and inner.sums_epoch():
+                        # no earlier epoch: the sum is read off the trace at the end
+                        self.acc, self.parts, self.summed = {}, [], True
+                        inner.summing.append(self)
+                        return
                     self.log = RowLog()
                 try:
                     self.log.append(batch)
@@ -348,10 +351,6 @@ class Export(Node):
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:
             self.acc, self.parts, self.log, self.no_log = {}, [], None, False
-            inner = self.reads[0]
-            if getattr(inner, "sums_epoch", None) is not None and inner.sums_epoch():
-                self.summed = True
-                inner.summing.append(self)
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
