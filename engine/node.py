@@ -242,7 +242,12 @@ class Export(Node):
     In a long thin loop (``acc`` holding :data:`~engine.colbatch.EXPORT_LOG_FROM`
     rows), batches of a few rows go to a log of typed arrays
     (:class:`~engine.logtrace.RowLog`), added to the sum as one columnar batch
-    (into ``acc`` if that is larger)."""
+    (into ``acc`` if that is larger). Or, when the inner node is a Distinct
+    Trace with no earlier epoch (a bulk load's loop), the epoch is ``summed``
+    from there on: nothing more is added up (``acc`` is dropped), the sum is
+    read off its trace at the end (``epoch_sum``: the rows of positive
+    weight; a counter's one-row iterations pay a call that returns), or when
+    it moves to packed runs (``add_up``: the sum so far, then adding up)."""
 
     kind = "export"
 
@@ -252,10 +257,25 @@ class Export(Node):
         self.parts: list = []  # columnar batches (engine.colbatch), added at the end
         self.log = None  # the epoch's small batches in typed arrays (a RowLog), or None
         self.no_log = False  # a row the log could not hold: not this epoch
+        # This epoch's sum is read off the inner node (a Distinct Trace with no
+        # earlier epoch: its epoch_sum) when asked, not added up iteration by
+        # iteration; add_up() goes back to adding up (the inner node asks)
+        self.summed = False
 
     def accumulate(self) -> None:
+        if self.summed:
+            return  # read off the inner node's trace at the end (add_up)
         inner = self.reads[0]
         batch = inner.out
+        log = self.log
+        if (log is not None and len(batch) < colbatch.EXPORT_LOG_BATCH
+                and not hasattr(batch, "kinds")):  # a long thin loop's rows (below)
+            try:
+                log.append(batch)
+                return
+            except Unfit:  # a row the log cannot hold: nothing more logged this epoch
+                self._end_log()
+                self.no_log = True
         if batch and hasattr(batch, "kinds"):
             self.parts.append(batch)
         elif batch:
@@ -263,6 +283,11 @@ class Export(Node):
                     self.log is not None
                     or (len(self.acc) >= colbatch.EXPORT_LOG_FROM and not self.no_log)):
                 if self.log is None:
+                    if getattr(inner, "sums_epoch", None) is not None and inner.sums_epoch():
+                        # no earlier epoch: the sum is read off the trace at the end
+                        self.acc, self.parts, self.summed = {}, [], True
+                        inner.summing.append(self)
+                        return
                     self.log = RowLog()
                 try:
                     self.log.append(batch)
@@ -290,7 +315,26 @@ class Export(Node):
             else:
                 self.parts.append(found)
 
+    def add_up(self) -> None:
+        """From now on, add the inner node's batches up, from the sum so far."""
+        if self.summed:
+            self.summed = False
+            found = self.reads[0].epoch_sum()
+            if hasattr(found, "kinds"):
+                self.parts.append(found)
+            elif found:
+                self.acc = found  # (a new ZSet)
+
+    def _unsum(self) -> None:
+        self.summed = False
+        summing = getattr(self.reads[0], "summing", None)
+        if summing is not None and self in summing:
+            summing.remove(self)
+
     def evaluate(self, i: int) -> None:
+        if self.summed:
+            self.out = self.reads[0].epoch_sum() or EMPTY
+            return
         self._end_log()
         if self.parts:
             from engine.operators.columns import plus
@@ -311,9 +355,11 @@ class Export(Node):
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
             self.acc, self.parts, self.log, self.no_log = {}, [], None, False
+            self._unsum()
 
     def rollback(self) -> None:
         self.acc, self.parts, self.log, self.no_log = {}, [], None, False
+        self._unsum()
 
     def collection_cursor(self):
         # the sum of every epoch's iteration differences: the inner stream's

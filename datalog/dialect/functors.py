@@ -182,12 +182,16 @@ class Overload:
     """One typing of an operator: ``params`` are the argument types (for a
     variadic overload, the one type every argument has), ``result`` the result
     type, ``function`` the implementation on Python values. For a multi-valued
-    operator (``range``) ``function`` returns an iterator of results."""
+    operator (``range``) ``function`` returns an iterator of results.
+    ``inline``: the same as a Python expression over the argument expressions
+    ``{0}``, ``{1}``, ... (``str.format``), which generated code writes in
+    place of a call (``None``: call ``function``)."""
 
     params: tuple[str, ...]
     result: str
     function: Callable[..., Any]
     variadic: bool = False
+    inline: str | None = None
 
     def accepts(self, types: Sequence[str]) -> bool:
         if self.variadic:
@@ -272,10 +276,33 @@ class Operator:
         return out
 
 
-def _mono(types: Iterable[str], arity: int, make: Callable[[str], Callable]) -> tuple:
+def _mono(types: Iterable[str], arity: int, make: Callable[[str], Callable],
+          inline: str | None = None) -> tuple:
     """One overload per type ``t`` taking ``arity`` arguments of ``t`` and
-    returning ``t``, implemented by ``make(t)``."""
-    return tuple(Overload((t,) * arity, t, make(t)) for t in types)
+    returning ``t``, implemented by ``make(t)``; ``inline`` (an expression over
+    ``{0}``, ``{1}``, see :class:`Overload`) is wrapped to ``t``'s 64 bits for
+    ``number`` and ``unsigned``."""
+    return tuple(Overload((t,) * arity, t, make(t),
+                          inline=_inline_wrap(t, inline) if inline is not None else None)
+                 for t in types)
+
+
+def _inline_wrap(t: str, expression: str) -> str | None:
+    """``expression`` wrapped to ``t`` as :data:`WRAP` does, without a call (a
+    call costs more than the arithmetic on a loop's one row); ``None`` for a
+    float (NaN is an error: the call checks it).
+
+    >>> number = _inline_wrap("number", "{0} + {1}")
+    >>> eval(number.format("9223372036854775807", "1")) == wrap_number(2**63)
+    True
+    >>> eval(_inline_wrap("unsigned", "{0} - {1}").format("0", "1")) == UNSIGNED_MAX
+    True
+    """
+    if t == "number":
+        return f"((({expression}) + {_SIGN}) & {_MASK}) - {_SIGN}"
+    if t == "unsigned":
+        return f"(({expression}) & {_MASK})"
+    return None
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -350,11 +377,14 @@ def _truth(x: Any) -> int:
 #: Infix operators by name.
 BINARY_OPS: dict[str, Operator] = {
     op.name: op for op in (
-        Operator("+", 2, 2, _mono(NUMERIC_TYPES, 2, _wrapped(lambda a, b: a + b)),
+        Operator("+", 2, 2, _mono(NUMERIC_TYPES, 2, _wrapped(lambda a, b: a + b),
+                                     "({0}) + ({1})"),
                  summary="addition"),
-        Operator("-", 2, 2, _mono(NUMERIC_TYPES, 2, _wrapped(lambda a, b: a - b)),
+        Operator("-", 2, 2, _mono(NUMERIC_TYPES, 2, _wrapped(lambda a, b: a - b),
+                                     "({0}) - ({1})"),
                  summary="subtraction"),
-        Operator("*", 2, 2, _mono(NUMERIC_TYPES, 2, _wrapped(lambda a, b: a * b)),
+        Operator("*", 2, 2, _mono(NUMERIC_TYPES, 2, _wrapped(lambda a, b: a * b),
+                                     "({0}) * ({1})"),
                  summary="multiplication"),
         Operator("/", 2, 2, _mono(NUMERIC_TYPES, 2, _div),
                  summary="division, truncating toward zero on integers"),

@@ -4,16 +4,20 @@ semantics from :mod:`datalog.dialect.functors`.
 Two forms: :func:`evaluate` interprets an expression on a row (facts, constant
 folding), and :class:`Codegen` turns expressions into Python source text over a
 row variable, with the resolved operator implementations bound as names of the
-generated code's namespace. The circuit compiler fuses a rule's filters,
-assignments and head projection into one generated function this way.
+generated code's namespace (or written in place, an overload's ``inline``
+expression: ``+``, ``-``, ``*`` on integers, wrapped to 64 bits). The circuit
+compiler fuses a rule's filters, assignments and head projection into one
+generated function this way.
 
 >>> from datalog.plan.ir import Call, Col, Const
 >>> e = Call("+", (Col(0), Const(1)), ("number", "number"))
 >>> evaluate(e, (41,))
 42
 >>> gen = Codegen()
->>> gen.expr(e, "r")
-'_op0(r[0], 1)'
+>>> gen.expr(Call("/", (Col(0), Const(2)), ("number", "number")), "r")
+'_op0(r[0], 2)'
+>>> gen.expr(Call("+", (Col(0), Const(1)), ("unsigned", "unsigned")), "r")
+'(((r[0]) + (1)) & 18446744073709551615)'
 >>> gen.expr(Call("<", (Col(0), Col(1)), ("number", "number")), "r")
 '(r[0] < r[1])'
 """
@@ -131,5 +135,7 @@ class Codegen:
             return f"{self.bind(ADTValue, '_adt')}(({items},))"
         if expr.op in _INLINE and len(args) == 2:
             return f"({args[0]} {_INLINE[expr.op]} {args[1]})"
-        function = resolve(expr, self.functors).function
-        return f"{self.bind(function, '_op')}({', '.join(args)})"
+        overload = resolve(expr, self.functors)
+        if getattr(overload, "inline", None) is not None:
+            return overload.inline.format(*args)
+        return f"{self.bind(overload.function, '_op')}({', '.join(args)})"

@@ -34,9 +34,15 @@ from engine.operators import rootcols, sealed
 from engine.operators.columns import Packing, distinct_step, key_run
 from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_step
 from engine.operators.sealed import SealedTrace
-from engine.trace import MAX_PACKED, WIDE_ROW_SOURCE, ZSetTrace, history_add
+from engine.trace import (
+    MAX_PACKED,
+    WIDE_ROW_SOURCE,
+    ZSetTrace,
+    history_add,
+    history_total,
+)
 from engine.tracearrays import entries_of
-from engine.zset import EMPTY
+from engine.zset import EMPTY, ZSet
 
 np = lazy.module("numpy", globals())
 
@@ -204,6 +210,10 @@ class DistinctTraceNode(Node):
         # rows sealed into packed runs, SEAL_ROWS at a time.
         self.sealed = False
         self.sealed_at = 0  # the iteration of this epoch's last seal
+        # Exports that read the sum of this epoch's outputs off the trace
+        # (epoch_sum) instead of adding the outputs up: told before the trace
+        # moves into packed runs, where it is not read that way
+        self.summing: list = []
 
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
@@ -229,9 +239,44 @@ class DistinctTraceNode(Node):
     def rollback(self) -> None:
         self.scheduled, self.heap = {}, []
         self.fresh = False
+        self.summing = []
         self.trace.rollback()
         if self.packed is not None:
             self.packed.rollback()
+
+    # -- the sum of the epoch's outputs, read off the trace (engine.node.Export) --
+
+    def sums_epoch(self) -> bool:
+        """Whether :meth:`epoch_sum` is the sum of this epoch's outputs so far,
+        from now on until the trace moves into packed runs (``summing``'s
+        Exports are told): no earlier epoch left anything (``w1 = w2 = 0``,
+        e.g. the bulk load), so each output is ``[w3 + w > 0] - [w3 > 0]``
+        and they add up, over the iterations, to ``[W > 0]`` for each row of
+        weight ``W`` in this epoch."""
+        trace = self.trace
+        return (self.packed is None and not trace.past
+                and not (self.sealed and trace.sealed_past))
+
+    def epoch_sum(self):
+        """This epoch's rows of positive weight, each with weight 1 (see
+        :meth:`sums_epoch`): a Z-set, or a columnar batch off sealed runs."""
+        trace = self.trace
+        if not self.sealed:
+            return ZSet.fromkeys(trace.epoch_cursor().positive(), 1)
+        sealed = trace.sealed_cur
+        if not sealed:
+            return ZSet({row: 1 for row, history in trace.cur.items()
+                         if history_total(history) > 0})
+        extra = trace.cur
+        packed = list(map(sealed.pack, extra))
+        if None in packed:  # (rows that do not pack never meet the runs: not expected)
+            return ZSet({row: 1 for row in trace.epoch_cursor().positive()})
+        keys = sealed.positive(np.array(packed, dtype=INT64),
+                               np.array(list(map(history_total, extra.values())), dtype=INT64))
+        if not len(keys):
+            return EMPTY
+        return ColBatch(self.packing.unpack(keys), ("i",) * self.packing.arity,
+                        np.ones(len(keys), dtype=INT64))
 
     # -- a long thin loop's rows sealed into runs (engine.operators.sealed) ----
 
@@ -283,6 +328,9 @@ class DistinctTraceNode(Node):
     def _to_columns(self, batch) -> None:
         """Move the trace (and the schedule) into packed runs, if they pack
         (a sealed trace's runs as they are: the same packing)."""
+        for export in self.summing:
+            export.add_up()  # (the sum so far read off the dicts first)
+        self.summing = []
         if self._packed_batch(batch) is None:
             self.no_columns = True
             return
@@ -391,12 +439,15 @@ class DistinctTraceNode(Node):
                 and not (heap and heap[0] == i)):
             # a few rows (never packed for) and none scheduled now: a loop of
             # one row per iteration comes here
+            trace = self.trace
             if not batch:
                 self.out = EMPTY
-            elif i > MAX_PACKED or self.trace.past or self.sealed:
+            elif (i > MAX_PACKED or trace.past
+                  or (self.sealed and (trace.sealed_past or not trace.fits(batch)))):
                 self.evaluate_rows(i, batch, batch)
-            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop)
-                out, self.fresh = self.functions["no_past"](batch, self.trace.epoch_cursor(), i)
+            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop;
+                # a sealed trace's rows that pack, as evaluate_rows checks)
+                out, self.fresh = self.functions["no_past"](batch, trace.epoch_cursor(), i)
                 self.out = out or EMPTY
             if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
                     and colbatch.SEAL_ROWS <= len(self.trace.cur)

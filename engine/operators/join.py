@@ -226,14 +226,7 @@ class TraceNode(Node):
             trace = self.trace
             if time and batch:
                 self.late = True  # (a loop's own stream: no view this epoch)
-            if (type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch
-                    and not self.bulk_to_runs(batch, time)):
-                self.appended += len(batch)  # rows into dicts (_append's common case)
-                trace.append_rows(batch, time)
-                if (self.log_from is not None and time >= colbatch.LONG_LOOP
-                        and self.appended - self.committed >= self.log_from):
-                    self._to_log()
-            elif type(trace) is LogTrace and type(batch) is not ColBatch:
+            if type(trace) is LogTrace and type(batch) is not ColBatch:  # a long thin loop
                 self.appended += len(batch)
                 try:
                     trace.append_rows(batch, time)
@@ -241,6 +234,14 @@ class TraceNode(Node):
                     self.log_from = None
                     self.trace = trace.to_trace()
                     self.trace.append_rows(batch, time)
+                return
+            if (type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch
+                    and not self.bulk_to_runs(batch, time)):
+                self.appended += len(batch)  # rows into dicts (_append's common case)
+                trace.append_rows(batch, time)
+                if (self.log_from is not None and time >= colbatch.LONG_LOOP
+                        and self.appended - self.committed >= self.log_from):
+                    self._to_log()
             else:
                 self._append(batch, time)
             return
@@ -673,6 +674,7 @@ class NestedJoinNode(JoinNode):
         self.future: dict = {}
         self.columns_later: dict = {}  # iteration -> pieces of columnar future output
         self.heap: list = []
+        self.thin: tuple | None = None  # (left trace, right trace, left_nested): evaluate
 
     def bucket(self, iteration: int) -> dict:
         """The buffer of output for a later iteration of this epoch."""
@@ -695,6 +697,10 @@ class NestedJoinNode(JoinNode):
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
 
+    def prepare(self) -> None:
+        super().prepare()
+        self.thin = None
+
     def clock_start(self, scope: int, time: int) -> None:
         if scope == 0:
             self.future, self.columns_later, self.heap = {}, {}, []
@@ -703,23 +709,48 @@ class NestedJoinNode(JoinNode):
         self.future, self.columns_later, self.heap = {}, {}, []
 
     def evaluate(self, i: int) -> None:
-        heap = self.heap
         a, b = self.inputs[0].out, self.inputs[1].out
+        if not b and not self.heap and len(a) < colbatch.JOIN_ON_RUNS:
+            # the left side only, a few rows, nothing due (a loop's fed-back
+            # rows, one per iteration): straight to its row loop, compiled for
+            # the traces it was last called with (``thin``: left and right
+            # trace, the loop)
+            if not a:
+                self.out = EMPTY
+                return
+            thin = self.thin
+            right = self.reads[1].trace
+            if thin is None or thin[1] is not right or thin[0] is not self.reads[0].trace:
+                thin = self._thin()
+            if thin is not None:
+                out: dict = {}
+                thin[2](out, a, right, i, self.bucket)
+                self.out = out or EMPTY
+                return
+        heap = self.heap
         if ((heap and heap[0] == i) or self.spilled or len(a) >= colbatch.JOIN_ON_RUNS
                 or len(b) >= colbatch.JOIN_ON_RUNS):
             self.evaluate_general(i, a, b)
             return
-        # a few rows and nothing due now (a loop of one row per iteration):
-        # never columns (columns_of), so straight to the row loops
+        # a few rows and nothing due now: never columns (columns_of), so
+        # straight to the row loops
         if not a and not b:
             self.out = EMPTY
             return
-        out: dict = {}
-        if b or self.compiled_for != (type(self.reads[0].trace), type(self.reads[1].trace)):
-            self.join_rows(out, a, b, i)
-        else:  # the left side only (a loop's fed-back rows)
-            self.functions["left_nested"](out, a, self.reads[1].trace, i, self.bucket)
+        out = {}
+        self.join_rows(out, a, b, i)
         self.out = out or EMPTY
+
+    def _thin(self) -> tuple | None:
+        """``thin`` for the traces read now (``None``: the join is spilled)."""
+        self.thin = None
+        if self.spilled:
+            return None
+        left, right = self.reads[0].trace, self.reads[1].trace
+        if self.compiled_for != (type(left), type(right)):
+            self.prepare()
+        self.thin = (left, right, self.functions["left_nested"])
+        return self.thin
 
     def evaluate_general(self, i: int, a, b) -> None:
         """``evaluate`` with output due now, large deltas or spilled traces."""

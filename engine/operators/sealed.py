@@ -153,6 +153,18 @@ class SealedRuns:
         return (list(zip(*(c.tolist() for c in self.packing.unpack(keys)))),
                 weights.tolist())
 
+    def positive(self, keys, weights):
+        """The packed rows of positive weight over the runs' entries and the
+        extra entries ``keys``, ``weights`` (int64 arrays), sorted."""
+        keys = np.concatenate([run.keys for run in self.spine] + [keys])
+        weights = np.concatenate([run.weights for run in self.spine] + [weights], dtype=INT64)
+        if not len(keys):
+            return keys
+        order = np.argsort(keys, kind="stable")
+        keys, weights = keys[order], weights[order]
+        starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        return keys[starts][np.add.reduceat(weights, starts) > 0]
+
     def into(self, store: dict) -> None:
         """Add every entry to a dict part (row -> history)."""
         for run in self.spine:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 import datalog
 from engine import colbatch
 from engine.logtrace import LogTrace, RowLog
+from engine.node import Export
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.join import NestedJoinNode
 from engine.operators.sealed import SealedRuns
@@ -155,3 +156,88 @@ def test_a_long_counter_logs_and_seals_its_traces(monkeypatch):
     session.insert("bound", (200,))   # the past in dicts again (small), logged again
     assert session.query("c") == {(n,) for n in range(201)}
     assert 200 in appends[-2:]
+
+
+def counting_sums(monkeypatch) -> tuple[list, list]:
+    """The sizes of the epoch sums Distinct Traces give their Exports (read
+    off the trace: engine.node.Export, ``summed``), and the number of rows
+    each Export had summed when its Distinct went to packed runs (add_up)."""
+    sums, adds = [], []
+    original_sum = DistinctTraceNode.epoch_sum
+
+    def epoch_sum(self):
+        found = original_sum(self)
+        sums.append(len(found))
+        kinds.append(type(found).__name__)
+        return found
+
+    kinds = epoch_sum.kinds = []
+    monkeypatch.setattr(DistinctTraceNode, "epoch_sum", epoch_sum)
+    original_add = Export.add_up
+    monkeypatch.setattr(Export, "add_up", lambda self: adds.append(
+        len(self.reads[0].trace.cur)) or original_add(self))
+    return sums, adds
+
+
+COUNTER = """
+    .decl start(n: number)
+    .decl bound(n: number)
+    .decl c(n: number)
+    c(n) :- start(n).
+    c(n + 1) :- c(n), bound(b), n < b.
+"""
+
+
+@pytest.mark.parametrize("sealed", [False, True], ids=["dicts", "sealed"])
+def test_a_loop_with_no_past_reads_its_epoch_sum_off_the_distinct(monkeypatch, sealed):
+    # c's Distinct Trace has no earlier epoch in the transaction that starts it:
+    # once the loop is long and thin, its Export reads the epoch's sum off the
+    # trace (rows of positive weight) at the end, instead of adding 301 one-row
+    # outputs up
+    monkeypatch.setattr(colbatch, "EXPORT_LOG_FROM", 50)  # (a long thin loop from 50 rows)
+    if sealed:
+        logged_from(monkeypatch, 50, keep=False)
+        sealed_from(monkeypatch, 64, keep=False)
+        monkeypatch.setattr(colbatch, "THIN_ROWS", THIN_ROWS)
+    sums, adds = counting_sums(monkeypatch)
+    session = datalog.Program(COUNTER).session()
+    with session.transaction() as tx:
+        tx.insert("start", (0,))
+        tx.insert("bound", (300,))
+    assert tx.delta.inserted["c"] == {(n,) for n in range(301)}
+    assert not tx.delta.retracted.get("c")
+    assert sums == [301] and adds == []
+    # off sealed runs, a columnar batch
+    assert DistinctTraceNode.epoch_sum.kinds[-1] == ("ColBatch" if sealed else "ZSet")
+    # later epochs have a past: their outputs are added up as before
+    delta = session.retract("bound", (300,))
+    assert delta.retracted["c"] == {(n,) for n in range(1, 301)} and sums == [301]
+    delta = session.insert("bound", (120,))
+    assert delta.inserted["c"] == {(n,) for n in range(1, 121)}
+    assert session.query("c") == {(n,) for n in range(121)}
+
+
+def test_a_distinct_that_packs_mid_epoch_hands_its_sum_over(monkeypatch):
+    # p's batches grow (a binary tree, level by level): the Export sums from the
+    # level of 4 rows on, the Distinct Trace goes to packed runs at the level of
+    # 8; the Export takes the 7 rows summed so far off the dicts and adds the
+    # later outputs up
+    monkeypatch.setattr(colbatch, "DISTINCT_ROWS", 8)
+    monkeypatch.setattr(colbatch, "LOOP_ROWS", 8)
+    monkeypatch.setattr(colbatch, "EXPORT_LOG_FROM", 2)  # summed from iteration 2 on
+    sums, adds = counting_sums(monkeypatch)
+    session = datalog.Program("""
+        .decl e(x: number, y: number)
+        .decl seed(x: number)
+        .decl p(x: number)
+        p(x) :- seed(x).
+        p(y) :- p(x), e(x, y).
+    """).session()
+    with session.transaction() as tx:
+        tx.insert("seed", (1,))
+        tx.insert("e", [(x, y) for x in range(1, 32) for y in (2 * x, 2 * x + 1)])
+    assert tx.delta.inserted["p"] == {(n,) for n in range(1, 64)}
+    assert adds == [7] and sums == [7]
+    delta = session.retract("e", (2, 4))
+    assert delta.retracted["p"] == {(4,), (8,), (9,), (16,), (17,), (18,), (19,)} | {
+        (n,) for n in range(32, 40)}

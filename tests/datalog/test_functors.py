@@ -72,6 +72,34 @@ def test_overflow_wraps():
     assert UNARY_OPS["-"].resolve(("number",))(NUMBER_MIN) == NUMBER_MIN
 
 
+@given(st.sampled_from("+-*"), st.sampled_from([NN, UU]), st.data())
+def test_inline_arithmetic_equals_the_function(op, types, data):
+    # generated code writes + - * on integers in place of a call (Overload.inline)
+    overload = binary(op, types)
+    values = numbers if types == NN else unsigneds
+    a, b = data.draw(values), data.draw(values)
+    assert overload.inline is not None
+    assert eval(overload.inline.format(repr(a), repr(b))) == overload(a, b)
+    assert binary(op, ("float", "float")).inline is None   # NaN is checked by the call
+
+
+def test_generated_rules_wrap_inline_arithmetic():
+    import datalog
+
+    session = datalog.Program("""
+        .decl n(x: number)
+        .decl u(x: unsigned)
+        .decl r(x: number, y: number, z: number)
+        .decl s(x: unsigned, y: unsigned)
+        r(x + 1, x - (-x) - 2, x * x) :- n(x).
+        s(x - 1u, x * 2u) :- u(x).
+    """).session()
+    session.insert("n", (NUMBER_MAX,))
+    session.insert("u", (0,))
+    assert session.query("r") == {(NUMBER_MIN, -4, 1)}
+    assert session.query("s") == {(UNSIGNED_MAX, 0)}
+
+
 def test_powers():
     power = binary("^")
     assert power(3, 4) == 81
