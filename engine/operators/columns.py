@@ -30,6 +30,8 @@ rows due at this iteration) come from one probe of each run.
 
 from __future__ import annotations
 
+from functools import partial
+
 from engine import colbatch, lazy
 from engine.colbatch import (
     COUNTS,
@@ -43,6 +45,7 @@ from engine.colbatch import (
     order_packed,
 )
 from engine.columnar import FACTOR, PAST_FLOOR, Run, interleave, make_run, push_run
+from engine.operators.densesums import append_run
 
 np = lazy.module("numpy", globals())
 NO_TIME = (1 << 63) - 1  # the largest int64: no time
@@ -352,7 +355,7 @@ class PackedTrace:
 
 
 def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
-                  due: np.ndarray | None, heap_push) -> tuple[np.ndarray, np.ndarray]:
+                  due: np.ndarray | None, heap_push, sums=None) -> tuple[np.ndarray, np.ndarray]:
     """Distinct Trace at ``(e, i)`` for the packed rows ``keys`` (unique) with
     new ``weights``, and the rows ``due`` at ``i`` (new weight 0 unless in the
     batch): ``(rows, output weights)`` of the nonzero outputs; appends the
@@ -362,7 +365,9 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
     ``w3`` (this epoch, every entry at an earlier iteration) is the weight
     sums of the current runs (:meth:`~engine.columnar.Run.weight_sums`);
     ``w1``, ``w2`` and the next time come from the matches in the past runs;
-    the batch, sorted already, becomes a run without another sort."""
+    the batch, sorted already, becomes a run without another sort. With
+    ``sums`` (a :class:`~engine.operators.densesums.DenseSums` covering the
+    rows), ``w3`` is read from its table and the run is appended unmerged."""
     if due is not None and len(due):
         rows = np.concatenate([keys, due])
         rows.sort()
@@ -375,12 +380,15 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
     else:  # in order already (a consolidated batch's packed rows are)
         rows, w = keys, weights
     n = len(rows)
-    w3 = np.zeros(n, dtype=INT64)
     after = None
-    for at, run in enumerate(trace.cur):
-        if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
-            after = run.keys.searchsorted(rows, "right")
-        w3 += run.weight_sums(rows, after)
+    if sums is not None:  # this epoch's weights by address, the batch's added
+        w3 = sums.take_add(rows, w)
+    else:
+        w3 = np.zeros(n, dtype=INT64)
+        for at, run in enumerate(trace.cur):
+            if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
+                after = run.keys.searchsorted(rows, "right")
+            w3 += run.weight_sums(rows, after)
     found = gather_once(trace.past, rows)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
@@ -418,11 +426,11 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
                         heap_push(j)
                     else:
                         waiting.append(chosen)
+    append = trace.append_sorted if sums is None else partial(append_run, trace)
     if np.count_nonzero(w) == n:
-        trace.append_sorted(rows, i, w, after)
+        append(rows, i, w, after)
     else:  # the rows only due now (and any zero weight)
         changed = w != 0
-        trace.append_sorted(rows[changed], i, w[changed],
-                            None if after is None else after[changed])
+        append(rows[changed], i, w[changed], None if after is None else after[changed])
     keep = delta.nonzero()[0]
     return rows[keep], delta[keep].astype(INT64)
