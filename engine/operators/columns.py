@@ -99,6 +99,66 @@ def probe_sorted(sought: np.ndarray, run: Run):
     return probe_expand(np.repeat(lo, sizes), np.repeat(counts, sizes))
 
 
+#: A run whose keys span at most this many values per entry (a closure's
+#: edges: 1,000 sources for 2,000 edges) gets a directory, the position of
+#: each key value's first entry (:func:`directory_of`), when a probe seeks
+#: at least an eighth as many keys as the span: then a probe is two gathers
+#: instead of two binary searches (the closure of the 1,000-node random
+#: graph, 1.16 million sought in 23 probes of its edges: the join's batch CPU
+#: 181-199 -> 141-147 ms, three runs alternated, loaded machine).
+DIRECTORY_SPAN = 4
+
+
+def directory_of(run, sought: int):
+    """``(low, starts)``: ``starts[k - low]`` the position of the first entry
+    of key ``k`` of ``run`` (``starts[k - low + 1]`` past its last), two
+    slots past the span for keys outside it; kept on the run. ``None`` when
+    the keys span more than :data:`DIRECTORY_SPAN` values an entry, or when
+    ``sought`` keys would not repay making it.
+
+    >>> run = Run([np.array([3, 3, 5, 6])], np.zeros(4), np.ones(4), 0)
+    >>> low, starts = directory_of(run, 4); low, starts.tolist()
+    (3, [0, 2, 2, 3, 4, 4])
+    """
+    if type(run) is not Run:  # (a DeltaRun: probed once)
+        return None
+    found = run.directory
+    if found is not None:
+        return found or None
+    keys = run.keys
+    n = len(keys)
+    if not n:
+        return None
+    low = int(keys[0])
+    span = int(keys[-1]) - low + 1
+    if span > DIRECTORY_SPAN * n:
+        run.directory = False
+        return None
+    if sought * 8 < span:
+        return None  # (not yet: a larger probe may make it)
+    starts = np.zeros(span + 2, dtype=np.intp)
+    np.cumsum(np.bincount(keys - low, minlength=span), out=starts[1:span + 1])
+    starts[span + 1] = n
+    run.directory = (low, starts)
+    return run.directory
+
+
+def probe_directory(sought: np.ndarray, directory):
+    """:func:`probe` through a run's directory (:func:`directory_of`).
+
+    >>> run = Run([np.array([3, 3, 5, 6])], np.zeros(4), np.ones(4), 0)
+    >>> [x.tolist() for x in probe_directory(np.array([5, 9, 3, 2]), directory_of(run, 4))]
+    [[0, 2, 2], [2, 0, 1]]
+    """
+    low, starts = directory
+    span = len(starts) - 2
+    at = sought - low
+    # keys outside the span (negative: a huge unsigned value) to the empty slot
+    np.minimum(at.view(np.uint64), span, out=at.view(np.uint64))
+    lo = starts[at]
+    return probe_expand(lo, starts[at + 1] - lo)
+
+
 def probe_expand(lo: np.ndarray, counts: np.ndarray):
     """The pairs of :func:`probe` from each sought entry's first match ``lo``
     and number of matches ``counts``."""
@@ -160,7 +220,11 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
         sought = delta.keys
     ordered = type(delta) is DeltaRun and len(sought) >= DISTINCT_PROBE
     for run in spine:
-        found = probe_sorted(sought, run) if ordered else probe(sought, run)
+        directory = directory_of(run, len(sought))
+        if directory is not None:
+            found = probe_directory(sought, directory)
+        else:
+            found = probe_sorted(sought, run) if ordered else probe(sought, run)
         if found is None:
             continue
         mine, theirs = found
