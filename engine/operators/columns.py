@@ -45,7 +45,7 @@ from engine.colbatch import (
     order_packed,
 )
 from engine.columnar import FACTOR, PAST_FLOOR, Run, interleave, make_run, push_run
-from engine.operators.densesums import append_run
+from engine.operators.densesums import BoxDirectory, append_run
 
 np = lazy.module("numpy", globals())
 NO_TIME = (1 << 63) - 1  # the largest int64: no time
@@ -102,7 +102,10 @@ def probe_sorted(sought: np.ndarray, run: Run):
 #: A run whose keys span at most this many values per entry (a closure's
 #: edges: 1,000 sources for 2,000 edges) gets a directory, the position of
 #: each key value's first entry (:func:`directory_of`), when a probe seeks
-#: at least an eighth as many keys as the span: then a probe is two gathers
+#: at least an eighth as many keys as the span, and :data:`DISTINCT_PROBE`
+#: keys or more (a smaller delta, a chain's update loop's 100-300 rows, pays
+#: more for its numpy calls than it saves: ~4% more CPU an update with it,
+#: loaded machine, within the noise): then a probe is two gathers
 #: instead of two binary searches (the closure of the 1,000-node random
 #: graph, 1.16 million sought in 23 probes of its edges: the join's batch CPU
 #: 181-199 -> 141-147 ms, three runs alternated, loaded machine).
@@ -124,7 +127,7 @@ def directory_of(run, sought: int):
         return None
     found = run.directory
     if found is not None:
-        return found or None
+        return found if type(found) is tuple else None
     keys = run.keys
     n = len(keys)
     if not n:
@@ -220,7 +223,7 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
         sought = delta.keys
     ordered = type(delta) is DeltaRun and len(sought) >= DISTINCT_PROBE
     for run in spine:
-        directory = directory_of(run, len(sought))
+        directory = directory_of(run, len(sought)) if len(sought) >= DISTINCT_PROBE else None
         if directory is not None:
             found = probe_directory(sought, directory)
         else:
@@ -347,9 +350,11 @@ def gather_once(spine: list, sought: np.ndarray):
     found = []
     unique = True
     for run in spine:
-        width = run.window()
-        if width > 1:  # a few entries a key at most: one search, a window after it
-            pairs = run.find_window(sought, width)
+        box = run.directory
+        if type(box) is BoxDirectory:  # a large past run indexed by cell
+            pairs = probe_expand(*box.spans(sought))
+        elif (width := run.window()) > 1:  # a few entries a key at most: one
+            pairs = run.find_window(sought, width)  # search, a window after it
             if not len(pairs[0]):
                 continue
         else:

@@ -393,6 +393,7 @@ class DistinctTraceNode(Node):
         heap = self.heap
         colbatch.COUNTS["distinct"] += 1
         self.dense = densesums.prepared(self.dense, packed, self.packing, bounds, keys, due)
+        densesums.index_past(packed.past, self.packing)
         rows, delta = distinct_step(self.packed, keys, weights, i, due,
                                     lambda j: heapq.heappush(heap, j), self.dense)
         self.fresh = False

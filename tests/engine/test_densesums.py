@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from engine import colbatch
 from engine.columnar import Run
-from engine.operators import densesums
-from engine.operators.columns import PackedTrace, Packing, distinct_step
+from engine.operators import columns, densesums
+from engine.operators.columns import PackedTrace, Packing, distinct_step, key_run
 
 EPOCHS, ITERATIONS = 3, 5
 rows = st.tuples(st.integers(-3, 6), st.integers(-2, 40))
@@ -130,3 +130,37 @@ def test_runs_in_iteration_order_merge_by_one_sort():
     trace.cur = out_of_order
     densesums.merge_epoch(trace)
     assert trace.cur[0].iterations.tolist() == [2, 3]
+
+
+past_entries = st.lists(st.tuples(rows, st.integers(0, 6), st.integers(-2, 2).filter(bool)),
+                   min_size=1, max_size=40)
+sought_rows = st.lists(st.one_of(rows, st.tuples(st.integers(-20, 20), st.integers(-50, 60))),
+                       max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(past_entries, sought_rows)
+@example([((0, 0), 0, 1), ((0, 0), 3, 1), ((6, 40), 1, -1)], [(0, 0), (6, 40), (7, 0), (0, 41)])
+def test_a_box_directory_finds_what_the_search_finds(found, wanted):
+    keys = PACKING.pack([np.array([r[c] for r, _, _ in found], dtype=np.int64) for c in (0, 1)])
+    run = key_run(keys, np.array([j for _, j, _ in found], dtype=np.int64),
+                  np.array([w for _, _, w in found], dtype=np.int64))
+    if run is None:
+        return
+    wanted = sorted(set(wanted))
+    sought = (PACKING.pack([np.array([r[c] for r in wanted], dtype=np.int64) for c in (0, 1)])
+              if wanted else np.zeros(0, dtype=np.int64))
+
+    def gathered() -> list:
+        out = columns.gather_once([run], sought)
+        return [] if out is None else sorted(zip(*(x.tolist() for x in out[:3])))
+
+    searched = gathered()
+    saved = colbatch.BOX_ROWS, colbatch.BOX_CELLS
+    colbatch.BOX_ROWS, colbatch.BOX_CELLS = 0, 1000
+    try:
+        densesums.index_past([run], PACKING)
+    finally:
+        colbatch.BOX_ROWS, colbatch.BOX_CELLS = saved
+    assert type(run.directory) is densesums.BoxDirectory
+    assert gathered() == searched

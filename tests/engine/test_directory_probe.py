@@ -42,6 +42,9 @@ def test_the_directory_finds_what_the_search_finds(run_keys, wanted):
     assert pairs(probe_directory(wanted.copy(), directory)) == pairs(probe(wanted, run))
 
 
+USED: list = []  # whether each join with a directory allowed took one
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 8), st.integers(0, 5)), min_size=1, max_size=30),
        st.dictionaries(st.tuples(st.integers(-2, 10), st.integers(0, 3)),
@@ -58,9 +61,16 @@ def test_a_join_through_the_directory_equals_one_without(edges, delta):
             run.directory = False
         pieces: list = []
         join_part(batch, 1, [run], projection, True, pieces)
+        if with_directory:
+            USED.append(type(run.directory) is tuple)
         return dict(finish(pieces, ("i", "i")))
 
-    assert joined(True) == joined(False)
+    saved = columns.DISTINCT_PROBE
+    columns.DISTINCT_PROBE = 0   # (a delta this small takes no directory otherwise)
+    try:
+        assert joined(True) == joined(False)
+    finally:
+        columns.DISTINCT_PROBE = saved
 
 
 def test_a_wide_run_has_no_directory_and_a_small_probe_makes_none_yet():
@@ -70,3 +80,10 @@ def test_a_wide_run_has_no_directory_and_a_small_probe_makes_none_yet():
     narrow = Run([np.array([0, 7])], ones - 1, ones, 0)
     assert directory_of(narrow, 0) is None and narrow.directory is None
     assert directory_of(narrow, 1) is not None
+
+
+def test_a_join_of_a_dense_run_takes_its_directory():
+    USED.clear()
+    test_a_join_through_the_directory_equals_one_without.hypothesis.inner_test(
+        [(0, 0), (1, 1), (1, 2), (2, 5), (3, 3)], {(7, 1): 1, (8, 2): -1, (9, 4): 1})
+    assert USED == [True]
