@@ -159,7 +159,10 @@ def probe_directory(sought: np.ndarray, directory):
     # keys outside the span (negative: a huge unsigned value) to the empty slot
     np.minimum(at.view(np.uint64), span, out=at.view(np.uint64))
     lo = starts[at]
-    return probe_expand(lo, starts[at + 1] - lo)
+    at += 1  # (in place: a large delta's temporaries are page faults)
+    counts = starts[at]
+    counts -= lo
+    return probe_expand(lo, counts)
 
 
 def probe_expand(lo: np.ndarray, counts: np.ndarray):
