@@ -23,6 +23,11 @@ row of the epoch (its runs' entries and the batch) and
 :data:`~engine.colbatch.DENSE_MAX` in all; it holds ``int32`` while the
 absolute weights added so far could not overflow it, then ``int64``.
 
+The same cells index a large run of the past (:class:`BoxDirectory`): the
+position of each cell's first entry, so that the past's entries of a batch's
+rows are found by two gathers instead of a binary search of the run (a
+single-fact update of that closure probes its 1.1 million entries ~12 times).
+
 >>> from engine.operators.columns import Packing, PackedTrace
 >>> packing = Packing(2)
 >>> trace = PackedTrace()
