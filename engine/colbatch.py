@@ -256,6 +256,32 @@ EXPORT_LOG_BATCH = 16
 NARROW_ROWS = 1024
 # (datalog.inputs's FOLD, 8,192, is the session's: its input rows go to arrays
 # from that many rows, as batches go columnar from THRESHOLD.)
+#: A Distinct Trace's vectorised step takes ``w3`` (the epoch's weight of
+#: each row so far) from a table indexed by the row's cells
+#: (engine.operators.densesums) from a batch of DENSE_ROWS rows on, when the
+#: box of the rows' columns holds at most DENSE_CELLS cells per row of the
+#: epoch (an int32 table: 10 bytes a row at most, dropped at commit) and at
+#: most DENSE_MAX cells; its runs are then merged once, not at every
+#: iteration. Closure of the 1,000-node random graph (a million cells, the
+#: table from iteration 8 of 23): the Distinct's CPU in the batch 152 -> 73 ms
+#: (three runs alternated with 6171db1, loaded machine; /tmp/wt/closure-sums.py,
+#: the merge at the end 17-30 ms of it). Same generation on the depth-10 tree
+#: (4.2 million cells, 1.4 million rows) is left out: at 8 cells a row (and at
+#: 3) it made the table at its last large iteration only, for no gain in user
+#: time and more page faults (the Distinct's system time 9-22 -> 41-146 ms).
+DENSE_ROWS = 8192
+DENSE_CELLS = 2.5
+DENSE_MAX = 1 << 24
+#: A Distinct Trace's past run of BOX_ROWS entries or more whose rows'
+#: columns span at most BOX_CELLS cells an entry is indexed by cell
+#: (engine.operators.densesums.BoxDirectory, an int32 a cell: at most 8
+#: bytes an entry), made at the first vectorised step that reads it: a
+#: probe is two gathers, not a binary search of the run. Closure of the
+#: 1,000-node random graph (its Distinct's past: 1.1 million entries, a
+#: million cells, 4 MB of directory): single-fact updates, mean CPU, 40
+#: pairs, loaded machine, three runs alternated: 11.0-12.4 -> 9.7-10.7 ms.
+BOX_ROWS = 1 << 16
+BOX_CELLS = 2
 # Thresholds of the runtime kept beside what they govern: engine.memory's
 # TRIM_AFTER and TRIM_GROWTH (malloc_trim after a long step) and
 # engine.gcpolicy's YOUNG (young collections every 100,000 net container
@@ -286,7 +312,7 @@ def columns_from(rows: int | None, state: int | None = None):
     """
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
              "LOOP_ROWS", "SMALL_ROWS", "AGGREGATE_ROWS", "AGGREGATE_DICT_ROWS",
-             "COMMIT_ROWS", "OVERLAY_APPEND")
+             "COMMIT_ROWS", "OVERLAY_APPEND", "DENSE_ROWS", "BOX_ROWS")
     saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))

@@ -110,8 +110,8 @@ class Run:
     :meth:`is_unique`); ``spread``: how many entries a key has at most, as
     :meth:`window` measures it (``None`` until asked)."""
 
-    __slots__ = ("bounds", "columns", "iterations", "keys", "spread", "sums", "unique",
-                 "weights")
+    __slots__ = ("bounds", "columns", "directory", "iterations", "keys", "spread", "sums",
+                 "unique", "weights")
 
     def __init__(self, columns: list, iterations, weights, key_column: int, bounds=None,
                  unique: bool | None = None):
@@ -123,6 +123,7 @@ class Run:
         self.sums = None
         self.unique = unique
         self.spread = None
+        self.directory = None  # engine.operators.columns.directory_of (False: none)
 
     def is_unique(self) -> bool:
         """Whether each key is in one entry (a Distinct's rows at one iteration,

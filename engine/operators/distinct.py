@@ -30,7 +30,7 @@ from engine.codegen import build_functions
 from engine.colbatch import INT64, ColBatch
 from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
-from engine.operators import rootcols, sealed
+from engine.operators import densesums, rootcols, sealed
 from engine.operators.columns import Packing, distinct_step, key_run
 from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_step
 from engine.operators.sealed import SealedTrace
@@ -214,6 +214,9 @@ class DistinctTraceNode(Node):
         # (epoch_sum) instead of adding the outputs up: told before the trace
         # moves into packed runs, where it is not read that way
         self.summing: list = []
+        # The epoch's weights by row in a table (engine.operators.densesums),
+        # while its batches are large and its rows' columns span a small box.
+        self.dense: densesums.DenseSums | None = None
 
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
@@ -229,6 +232,7 @@ class DistinctTraceNode(Node):
             if self.sealed and self.trace.sealed_size() < colbatch.SMALL_STATE:
                 self._unseal()  # small updates are cheaper on dicts
             if self.packed is not None:
+                self._drop_dense()
                 self.packed.commit()
                 packed = self.packed
                 if (sum(len(run) for run in packed.past) + len(packed.older)
@@ -241,6 +245,7 @@ class DistinctTraceNode(Node):
         self.fresh = False
         self.summing = []
         self.trace.rollback()
+        self.dense = None
         if self.packed is not None:
             self.packed.rollback()
 
@@ -309,14 +314,21 @@ class DistinctTraceNode(Node):
     # -- the columnar path (engine.operators.columns) -------------------------
 
     def _packed_batch(self, batch):
-        """``(packed rows, weights)`` of a batch, or ``None`` if it does not pack."""
+        """``(packed rows, weights, bounds)`` of a batch (``bounds``: each
+        column's ``(low, high)``, if known), or ``None`` if it does not pack."""
         columns = ColBatch.from_rows(batch)
         if columns is None or not columns.int_only:
             return None
         if self.packing is None:
             self.packing = Packing(len(columns.columns))
         keys = self.packing.pack(columns.columns, columns.bounds)
-        return None if keys is None else (keys, columns.weights)
+        return None if keys is None else (keys, columns.weights, columns.bounds)
+
+    def _drop_dense(self) -> None:
+        """The epoch's weights from its runs again (merged into one)."""
+        if self.dense is not None:
+            densesums.merge_epoch(self.packed)
+            self.dense = None
 
     def _pack_rows(self, rows: list):
         table = np.array(rows) if rows else np.zeros((0, self.packing.arity), dtype=INT64)
@@ -372,6 +384,7 @@ class DistinctTraceNode(Node):
         """Back to the dict trace; ``for_good``: never columnar again (a batch
         that does not pack)."""
         packed, unpack = self.packed, self.packing.unpack
+        self.dense = None  # (its runs are read as they are)
         packed.flush()
         trace = self.trace
         for spine, store in ((packed.past, trace.past), (packed.cur, trace.cur)):
@@ -395,6 +408,7 @@ class DistinctTraceNode(Node):
         packed = self.packed
         parts = packed.scheduled.get(i) if self.heap and self.heap[0] == i else None
         if len(batch) + (sum(map(len, parts)) if parts else 0) < colbatch.SMALL_ROWS:
+            self._drop_dense()  # (the small step reads and appends past the table)
             heap = self.heap
             out = small_step(packed, self.packing, batch, i, parts or (),
                              lambda j: heapq.heappush(heap, j))
@@ -412,9 +426,10 @@ class DistinctTraceNode(Node):
             found = self._packed_batch(batch)
             if found is None:
                 return False
-            keys, weights = found
+            keys, weights, bounds = found
         else:
             keys = weights = np.zeros(0, dtype=INT64)
+            bounds = None
         due = None
         if self.heap and self.heap[0] == i:
             heapq.heappop(self.heap)
@@ -425,8 +440,10 @@ class DistinctTraceNode(Node):
             return True
         heap = self.heap
         colbatch.COUNTS["distinct"] += 1
+        self.dense = densesums.prepared(self.dense, packed, self.packing, bounds, keys, due)
+        densesums.index_past(packed.past, self.packing)
         rows, delta = distinct_step(self.packed, keys, weights, i, due,
-                                    lambda j: heapq.heappush(heap, j))
+                                    lambda j: heapq.heappush(heap, j), self.dense)
         self.fresh = False
         self.out = (ColBatch(self.packing.unpack(rows), ("i",) * self.packing.arity, delta)
                     if len(delta) else EMPTY)

@@ -1,0 +1,322 @@
+"""A large epoch's weights per row in a table: Distinct Trace's ``w3`` by address.
+
+Distinct Trace on packed rows (:func:`engine.operators.columns.distinct_step`)
+needs, for each row of a batch at ``(e, i)``, ``w3``: the row's weight at the
+earlier iterations of epoch ``e``, the sums of its entries in the epoch's runs.
+Found by search, that is a ``searchsorted`` of the batch in each run of the
+epoch, and a merge of the batch's run into them to keep the runs few: on the
+closure of the 1,000-node random graph, 660,000 rows in 23 iterations, those
+searches and merges were ~80% of the Distinct's time.
+
+When the rows' columns span a small box (the closure's pairs of 1,000 nodes:
+a million cells), :class:`DenseSums` keeps the epoch's weight of every cell in
+an array indexed by the row's position in the box (row-major, so in the
+packed rows' order), read and written by a gather and a scatter. The batches'
+runs are then appended to the epoch's spine without merging, and merged once,
+when the table is dropped (:func:`merge_epoch`: the commit, a small batch taken
+row by row, a row outside the box that cannot grow it): ``k`` sorted runs
+become one by one stable sort of their keys (a merge of sorted stretches).
+
+The table is made for a batch of :data:`~engine.colbatch.DENSE_ROWS` rows or
+more when the box holds at most :data:`~engine.colbatch.DENSE_CELLS` cells per
+row of the epoch (its runs' entries and the batch) and
+:data:`~engine.colbatch.DENSE_MAX` in all; it holds ``int32`` while the
+absolute weights added so far could not overflow it, then ``int64``.
+
+The same cells index a large run of the past (:class:`BoxDirectory`): the
+position of each cell's first entry, so that the past's entries of a batch's
+rows are found by two gathers instead of a binary search of the run (a
+single-fact update of that closure probes its 1.1 million entries ~12 times).
+
+>>> from engine.operators.columns import Packing, PackedTrace
+>>> packing = Packing(2)
+>>> trace = PackedTrace()
+>>> keys = packing.pack([np.array([0, 0, 3]), np.array([1, 2, 1])])
+>>> trace.append(keys, 0, np.array([1, 1, 2]))
+>>> sums = DenseSums.make(packing, trace.cur, [(0, 3), (1, 2)], 4)
+>>> sums.cells, sums.take_add(keys[1:], np.array([5, -2])).tolist()
+(8, [1, 2])
+>>> sums.take_add(keys, np.array([0, 0, 0])).tolist()
+[1, 6, 0]
+>>> sums.covers([(0, 3), (0, 2)]), sums.covers([(0, 3), (1, 2)])
+(False, True)
+"""
+
+from __future__ import annotations
+
+from engine import colbatch, lazy
+from engine.colbatch import INT64
+from engine.columnar import Run, merge_runs, narrow, narrow_kind
+
+np = lazy.module("numpy", globals())
+INT32_MAX = (1 << 31) - 1
+
+
+class DenseSums:
+    """The epoch's weight of each row of a box of columns ``lows`` to
+    ``highs`` (module docstring); ``total``: the absolute weights added, a
+    bound on every cell (``int32`` while it fits)."""
+
+    __slots__ = ("cells", "highs", "lows", "packing", "sizes", "table", "total")
+
+    def __init__(self, packing, bounds: list):
+        self.packing = packing
+        self.lows = [low for low, _ in bounds]
+        self.highs = [high for _, high in bounds]
+        self.sizes = [high - low + 1 for low, high in bounds]
+        self.cells = 1
+        for size in self.sizes:
+            self.cells *= size
+        self.table = np.zeros(self.cells, dtype=np.int32)
+        self.total = 0
+
+    @staticmethod
+    def box_cells(bounds: list) -> int:
+        cells = 1
+        for low, high in bounds:
+            cells *= high - low + 1
+        return cells
+
+    @classmethod
+    def make(cls, packing, spine: list, bounds: list, rows: int) -> DenseSums | None:
+        """A table of the box ``bounds`` (each column's ``(low, high)``) holding
+        the weights of the runs of ``spine``, which must lie in it; ``None``
+        when the box is too large for ``rows`` (the epoch's entries and the
+        batch's: :data:`~engine.colbatch.DENSE_CELLS`,
+        :data:`~engine.colbatch.DENSE_MAX`)."""
+        if not allowed(bounds, rows):
+            return None
+        sums = cls(packing, bounds)
+        for run in spine:
+            keys, weights = run.keys, run.weights.astype(INT64, copy=False)
+            if not run.is_unique():  # a row at several iterations: one sum each
+                new = np.empty(len(keys), dtype=bool)
+                new[0] = True
+                np.not_equal(keys[1:], keys[:-1], out=new[1:])
+                starts = new.nonzero()[0]
+                keys, weights = keys[starts], np.add.reduceat(weights, starts)
+            sums.take_add(keys, weights)
+        return sums
+
+    def covers(self, bounds: list) -> bool:
+        """Whether every column's ``(low, high)`` lies in the box."""
+        return all(lo <= low and high <= hi
+                   for (low, high), lo, hi in zip(bounds, self.lows, self.highs))
+
+    def index(self, keys: np.ndarray) -> np.ndarray:
+        """The cells of packed rows (which lie in the box)."""
+        index = None
+        for column, low, size in zip(self.packing.unpack(keys), self.lows, self.sizes):
+            if index is None:
+                index = column - low if low else column
+            else:
+                index *= size
+                index += column
+                if low:
+                    index -= low
+        return index
+
+    def take_add(self, keys: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The weights of the packed rows ``keys`` (distinct) before, as
+        ``int64``; ``weights`` added to them."""
+        index = self.index(keys)
+        self.total += int(np.abs(weights).sum()) if len(weights) else 0
+        if self.total > INT32_MAX and self.table.dtype != INT64:
+            self.table = self.table.astype(INT64)
+        before = self.table[index]
+        self.table[index] = before + weights
+        return before.astype(INT64, copy=False)
+
+
+def bounds_of_packed(packing, keys: np.ndarray) -> list:
+    """Each column's ``(low, high)`` over packed rows (not empty)."""
+    return [(int(c.min()), int(c.max())) for c in packing.unpack(keys)]
+
+
+def union(first: list, second: list) -> list:
+    return [(min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(first, second)]
+
+
+def prepared(sums: DenseSums | None, trace, packing, batch_bounds: list | None,
+             keys: np.ndarray, due: np.ndarray | None) -> DenseSums | None:
+    """The table to take this step's ``w3`` from: ``sums`` when it covers the
+    batch's rows (``keys``; their columns' ``batch_bounds``, if known) and the
+    rows ``due``; else one made (again) over a box holding them and the
+    epoch's runs, if one is allowed; else ``None`` (the epoch's runs merged,
+    :func:`merge_epoch`, if a table was in use). A batch under
+    :data:`~engine.colbatch.DENSE_ROWS` rows makes no new table."""
+    if sums is None and len(keys) < colbatch.DENSE_ROWS:
+        return None
+    bounds = batch_bounds
+    if bounds is None and len(keys):
+        bounds = bounds_of_packed(packing, keys)
+    if due is not None and len(due):
+        found = bounds_of_packed(packing, due)
+        bounds = found if bounds is None else union(bounds, found)
+    if bounds is None or (sums is not None and sums.covers(bounds)):
+        return sums
+    if sums is not None:
+        bounds = union(bounds, list(zip(sums.lows, sums.highs)))
+    rows = sum(map(len, trace.cur)) + len(keys)
+    if allowed(bounds, rows) and allowed(sampled(bounds, trace.cur, packing), rows):
+        # (the box only grows with the epoch's rows: each check reads more of them)
+        for run in trace.cur:
+            bounds = union(bounds, bounds_of_packed(packing, run.keys))
+        if allowed(bounds, rows):
+            return DenseSums.make(packing, trace.cur, bounds, rows)
+    if sums is not None:
+        merge_epoch(trace)
+    return None
+
+
+def sampled(bounds: list, spine: list, packing) -> list:
+    """``bounds`` grown by every :data:`SAMPLE` th row of the runs (and the
+    last): a box the epoch's rows hold at least, read cheaply (same
+    generation's levels each span a small box, the epoch's rows all of
+    them: a full read of its 870,000 rows to refuse a table cost more than
+    the step saved)."""
+    for run in spine:
+        bounds = union(bounds, bounds_of_packed(
+            packing, np.concatenate((run.keys[::SAMPLE], run.keys[-1:]))))
+    return bounds
+
+
+#: :func:`sampled` reads one row in this many.
+SAMPLE = 64
+
+
+def allowed(bounds: list, rows: int) -> bool:
+    """Whether a table of the box ``bounds`` may be made for ``rows`` rows."""
+    cells = DenseSums.box_cells(bounds)
+    return cells <= colbatch.DENSE_MAX and cells <= colbatch.DENSE_CELLS * rows
+
+
+def append_run(trace, keys: np.ndarray, iteration: int, weights: np.ndarray,
+               after=None) -> None:
+    """Distinct ``keys`` in order and their nonzero weights at ``iteration``
+    as a run at the end of the epoch's spine, not merged (the table gives
+    ``w3``; :func:`merge_epoch` merges the spine once); ``after`` (the
+    signature of :meth:`~engine.operators.columns.PackedTrace.append_sorted`)
+    is not used."""
+    if len(keys):  # (narrow: the merge then gathers int8 arrays, not int64)
+        if len(keys) >= colbatch.NARROW_ROWS:
+            weights = narrow(weights)
+        trace.cur.append(Run([keys], np.full(len(keys), iteration,
+                                             dtype=narrow_kind(iteration, iteration)),
+                             weights, 0, [(int(keys[0]), int(keys[-1])), (iteration, iteration)],
+                             unique=True))
+
+
+def merge_epoch(trace) -> None:
+    """The epoch's runs merged into one. Runs of one column, each at
+    iterations after the one before's (as :func:`append_run` leaves them),
+    hold no two equal entries, and sorted by key with those of one key in
+    iteration order: one stable sort of their keys concatenated (a merge of
+    sorted stretches, ~13 ms on 660,000 entries in 17 runs) and a gather of
+    each array; others by :func:`~engine.columnar.merge_runs`."""
+    spine = trace.cur
+    if len(spine) < 2:
+        return
+    if not in_order(spine):
+        merged = merge_runs(spine, 0)
+        trace.cur = [] if merged is None else [merged]
+        return
+    keys = np.concatenate([run.keys for run in spine])
+    order = keys.argsort(kind="stable")
+    keys = keys[order]
+    iterations = np.concatenate([run.iterations for run in spine])[order]
+    weights = np.concatenate([run.weights for run in spine])[order]
+    if len(keys) < colbatch.NARROW_ROWS:  # (a short run's in int64, as make_run's)
+        iterations, weights = iterations.astype(INT64), weights.astype(INT64)
+    else:  # (a short run merged in was int64)
+        iterations = narrow(iterations) if iterations.dtype == INT64 else iterations
+        weights = narrow(weights) if weights.dtype == INT64 else weights
+    bounds = [(min(run.bounds[0][0] for run in spine), max(run.bounds[0][1] for run in spine)),
+              (spine[0].bounds[-1][0], spine[-1].bounds[-1][1])]
+    trace.cur = [Run([keys], iterations, weights, 0, bounds)]
+
+
+def in_order(spine: list) -> bool:
+    """Whether the runs are of one column, their bounds known, each at
+    iterations after those of the one before."""
+    return (all(len(run.columns) == 1 and run.bounds is not None for run in spine)
+            and all(before.bounds[-1][1] < after.bounds[-1][0]
+                    for before, after in zip(spine, spine[1:])))
+
+
+class BoxDirectory:
+    """A large run of packed rows (a Distinct's past) indexed by cell: the
+    position of each cell's first entry (``starts``, ``int32``; the cells
+    in the packed rows' order, so a cell's entries are contiguous), for a
+    run whose rows' columns span at most :data:`~engine.colbatch.BOX_CELLS`
+    cells an entry. A probe is two gathers instead of a binary search of
+    the run (an update of the closure of the 1,000-node random graph probes
+    its 1.1 million entries ~12 times with ~900 rows each).
+
+    >>> from engine.operators.columns import Packing, key_run
+    >>> packing = Packing(2)
+    >>> keys = packing.pack([np.array([0, 0, 1, 1]), np.array([1, 1, 0, 1])])
+    >>> run = key_run(keys, np.array([0, 2, 0, 0]), np.ones(4, dtype=np.int64))
+    >>> box = BoxDirectory(packing, run, [(0, 1), (0, 1)])
+    >>> sought = packing.pack([np.array([0, 1, 5, -3]), np.array([1, 1, 0, 1])])
+    >>> [x.tolist() for x in box.spans(sought)]
+    [[0, 3, 4, 4], [2, 1, 0, 0]]
+    """
+
+    __slots__ = ("cells", "lows", "packing", "sizes", "starts")
+
+    def __init__(self, packing, run, bounds: list):
+        self.packing = packing
+        self.lows = [low for low, _ in bounds]
+        self.sizes = [high - low + 1 for low, high in bounds]
+        self.cells = DenseSums.box_cells(bounds)
+        starts = np.zeros(self.cells + 2, dtype=np.int32)
+        np.cumsum(np.bincount(self.cells_of(run.keys), minlength=self.cells),
+                  out=starts[1:self.cells + 1])
+        starts[self.cells + 1] = len(run)
+        self.starts = starts
+
+    def cells_of(self, keys: np.ndarray, check: bool = False) -> np.ndarray:
+        """The cells of packed rows; ``check``: those outside the box at
+        ``cells`` (an empty slot: no entry)."""
+        index = outside = None
+        for column, low, size in zip(self.packing.unpack(keys), self.lows, self.sizes):
+            part = column - low if low else column.copy()
+            if check:  # (negative: a huge unsigned value)
+                far = part.view(np.uint64) >= size
+                outside = far if outside is None else outside | far
+            if index is None:
+                index = part
+            else:
+                index *= size
+                index += part
+        if outside is not None and np.count_nonzero(outside):
+            index[outside] = self.cells
+        return index
+
+    def spans(self, sought: np.ndarray):
+        """``(first entry, entries)`` of each sought packed row."""
+        index = self.cells_of(sought, check=True)
+        lo = self.starts[index]
+        return lo.astype(np.intp), (self.starts[index + 1] - lo).astype(np.intp)
+
+
+def index_past(spine: list, packing) -> None:
+    """A :class:`BoxDirectory` for each run of ``spine`` of
+    :data:`~engine.colbatch.BOX_ROWS` entries or more not looked at yet,
+    where its box is small enough (else it is marked as having none)."""
+    for run in spine:
+        if run.directory is not None or len(run) < colbatch.BOX_ROWS:
+            continue
+        if len(run) >= 1 << 31 or run.bounds is None or len(run.bounds) != 2:
+            run.directory = False
+            continue
+        bounds = bounds_of_packed(packing, run.keys[[0, -1]])  # the first column's range
+        if (bounds[0][1] - bounds[0][0] + 1) > colbatch.BOX_CELLS * len(run):
+            run.directory = False
+            continue
+        bounds = bounds_of_packed(packing, run.keys)
+        if DenseSums.box_cells(bounds) > colbatch.BOX_CELLS * len(run):
+            run.directory = False
+            continue
+        run.directory = BoxDirectory(packing, run, bounds)
