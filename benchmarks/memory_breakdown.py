@@ -124,13 +124,19 @@ def trace_kind(node) -> str:
     return type(trace).__name__
 
 
+# A node's attributes that reach other nodes' state: its inputs, the traces it
+# reads, its circuit, and a nested join's ``thin`` (the two traces it last
+# joined, cached): counted with the nodes that own them, not here.
+LINKS = ("inputs", "reads", "circuit", "thin")
+
+
 def node_parts(session) -> list[tuple[str, object]]:
     """``(label, state)`` of each live node of the session's circuit: the
-    node's attributes but its links to other nodes and circuits."""
+    node's attributes but its links to other nodes and circuits (``LINKS``)."""
     parts = []
     for node in session._circuit.all_nodes:
         state = {name: value for name, value in vars(node).items()
-                 if name not in ("inputs", "reads", "circuit")}
+                 if name not in LINKS}
         gid = ".".join(map(str, node.global_id))
         kind = trace_kind(node)
         label = f"{gid} {type(node).__name__} {node.describe_args()}"
