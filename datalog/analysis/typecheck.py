@@ -273,6 +273,12 @@ class _Clause:
                     break
         if lt is None and rt is not None:
             lt = self.type_of(left, scope, self.table.primitive(rt))
+        # `1 != nil`: a record or `nil` facing a side whose type only the
+        # other side's literal decided is checked against that type now
+        if rt is None and lt is not None and isinstance(right, (Record, Nil)):
+            rt = self.type_of(right, scope, lt)
+        if lt is None and rt is not None and isinstance(left, (Record, Nil)):
+            lt = self.type_of(left, scope, rt)
         lp, rp = self.table.primitive(lt), self.table.primitive(rt)
         if lp is None and rp is None:
             shapeless = next((t for t in (left, right) if isinstance(t, (Record, Nil))), None)
