@@ -145,16 +145,24 @@ def versions(runner: Runner) -> list[str]:
     return out
 
 
+def named(name: str, given: str) -> bool:
+    """Whether ``--only given`` selects the workload ``name``: its full name,
+    or the name's leading dash-separated words (``tc``, ``tc-chain``; not
+    ``counter-100000`` for ``counter-1000000``)."""
+    return name == given or name.startswith(given + "-")
+
+
 def select(only: list[str], suite: list) -> tuple[list, list[str]]:
-    """Workloads and peers named by ``--only`` (a workload name or its prefix,
-    or a peer name); without it, everything. The engine and the Python loop
+    """Workloads and peers named by ``--only`` (a workload's name or its first
+    words, :func:`named`; or a peer's name); without it, everything. The engine and the Python loop
     stay in every run: the ratios need them."""
     if not only:
         return suite, list(PEERS)
     chosen_peers = [p for p in PEERS if p in only]
     names = [n for n in only if n not in PEERS]
-    chosen = [w for w in suite if any(w.name.startswith(n) for n in names)] if names else suite
-    unknown = [n for n in names if not any(w.name.startswith(n) for w in suite)]
+    chosen = [w for w in suite if any(named(w.name, n) for n in names)] if names \
+        else suite
+    unknown = [n for n in names if not any(named(w.name, n) for w in suite)]
     if unknown:
         raise SystemExit(f"--only: no workload or peer named {', '.join(unknown)}; workloads: "
                          f"{', '.join(w.name for w in suite)}; peers: {', '.join(PEERS)}")
@@ -168,7 +176,8 @@ def main(argv=None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run (< 2 min)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help="only this workload (name or prefix) or peer; repeatable")
+                        help="only this workload (name or its first words, as tc-chain) or peer; "
+                             "repeatable")
     parser.add_argument("--results", metavar="FILE", help="also write the table as Markdown")
     parser.add_argument("--timeout", type=float, help="seconds a batch may take")
     parser.add_argument("--update-budget", type=float,

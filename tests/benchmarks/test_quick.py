@@ -164,6 +164,18 @@ def test_only_selects_workloads_by_prefix_and_peers_by_name():
         select(["nope"], suite)
 
 
+def test_only_matches_whole_words_of_workload_names():
+    from benchmarks.__main__ import select
+
+    suite = workloads.suite("full")
+    chosen, _ = select(["tc"], suite)
+    assert [w.name for w in chosen] == ["tc-chain-1000", "tc-chain-2000", "tc-random-1000-2000"]
+    chosen, _ = select(["tc-chain-1000"], suite)
+    assert [w.name for w in chosen] == ["tc-chain-1000"]
+    with pytest.raises(SystemExit, match="no workload or peer named counter-100000"):
+        select(["counter-100000"], suite)   # not a prefix of the million's name
+
+
 @pytest.mark.parametrize("module", ["benchmarks.workloads", "benchmarks.measure",
                                     "benchmarks.runner", "benchmarks.report",
                                     "benchmarks.peers.python_loop"])
