@@ -302,6 +302,14 @@ class Export(Node):
             else:
                 add_into(self.acc, batch)
 
+    def held(self) -> int:
+        """The rows added up so far this epoch, for the profile (a row in two
+        parts counts twice; a summed epoch: the rows of its sum so far)."""
+        if self.summed:
+            return len(self.reads[0].epoch_sum())
+        return (len(self.acc) + sum(map(len, self.parts))
+                + (len(self.log) if self.log is not None else 0))
+
     def _end_log(self) -> None:
         """The log's rows summed: a columnar part of the sum, or added to ``acc``
         when that is larger (a long loop's tail: no dict made into columns)."""

@@ -43,7 +43,7 @@ def out_size(node: Node) -> int:
     """The rows ``node`` emitted at the current time (a child circuit's node:
     what its exports hold so far this epoch)."""
     if isinstance(node, ChildNode):
-        return sum(len(export.acc) for export in node.child.exports)
+        return sum(export.held() for export in node.child.exports)
     return batch_size(node, node.out)
 
 
