@@ -224,12 +224,13 @@ GATHER_FEW = 16
 #: (engine.operators.sealed; ~0.2 µs a row, checked every 64 iterations). The
 #: counter to 1,000,000 (`python -m benchmarks.memory_breakdown counter-1000000`):
 #: join trace 146 -> 13 B a row, Distinct's 70 -> 13, RSS 229 -> 40 B a tuple;
-#: batch CPU 5.35 -> 5.08 s with the Export's log below (/tmp/wt/batchcpu.py,
-#: alternated with main). Both go back to dicts at commit under SMALL_STATE
+#: batch CPU 5.35 -> 5.08 s with the Export's log below (`python -m
+#: benchmarks.profile_engine counter-1000000 --cpu`, alternated with main).
+#: Both go back to dicts at commit under SMALL_STATE
 #: entries, as the packed states do, so they start only at SMALL_STATE rows:
 #: from 4,096, a counter to 10,000 moved its state to arrays and back at the
 #: commit (sealed.to_dicts, LogTrace.to_trace, compiles: ~10 ms CPU of a 57 ms
-#: batch; /tmp/cnt2.py, five batches a process, min: 10,000 57.7 -> 48.5 ms,
+#: batch; five batches a process, batch CPU, min: 10,000 57.7 -> 48.5 ms,
 #: 30,000 146.7 -> 149.7, 1,000,000 4,864/4,871 -> 4,967/4,900 ms).
 LOG_FROM = SMALL_STATE
 SEAL_ROWS = SMALL_STATE
@@ -264,8 +265,9 @@ NARROW_ROWS = 1024
 #: most DENSE_MAX cells; its runs are then merged once, not at every
 #: iteration. Closure of the 1,000-node random graph (a million cells, the
 #: table from iteration 8 of 23): the Distinct's CPU in the batch 152 -> 73 ms
-#: (three runs alternated with 6171db1, loaded machine; /tmp/wt/closure-sums.py,
-#: the merge at the end 17-30 ms of it). Same generation on the depth-10 tree
+#: (three runs alternated with 6171db1, loaded machine; process_time around
+#: DistinctTraceNode.evaluate in the benchmark's batch; the merge at the end
+#: 17-30 ms of it). Same generation on the depth-10 tree
 #: (4.2 million cells, 1.4 million rows) is left out: at 8 cells a row (and at
 #: 3) it made the table at its last large iteration only, for no gain in user
 #: time and more page faults (the Distinct's system time 9-22 -> 41-146 ms).

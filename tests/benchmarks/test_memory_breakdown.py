@@ -38,3 +38,17 @@ def test_the_command_prints_the_parts_per_derived_tuple():
     assert "session inputs" in subprocess.run(
         [sys.executable, "-m", "benchmarks.memory_breakdown", "tc-chain-12"],
         capture_output=True, text=True, env=env, cwd=root, timeout=120).stdout
+
+
+def test_profile_engine_cpu_prints_times_and_paths():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-m", "benchmarks.profile_engine", "tc-chain-400",
+                           "--cpu", "--updates", "2"], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": root}, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "== tc-chain-400: batch" and lines[3] == "== tc-chain-400: 2 updates"
+    assert lines[1].startswith("cpu ") and "(per step, 4 steps)" in lines[4]
+    # the chain's batch runs the columnar joins and Distinct (engine.colbatch.COUNTS)
+    paths = dict(p.split("=") for p in lines[2].removeprefix("paths ").split())
+    assert int(paths["join"]) > 0 and int(paths["distinct"]) > 0
