@@ -27,8 +27,7 @@ from engine.colbatch import columns_from
 from engine.columnar import ColumnarTrace
 from engine.operators.join import TraceNode
 from engine.trace import Trace
-
-NEVER = 1 << 40  # a threshold no batch reaches: dicts only
+from tests.datalog.test_join_runs import NEVER, sessions
 
 TWO_HOPS = (".decl e(x: number, y: number)\n.decl two(x: number, y: number)\n"
             "two(x, z) :- e(x, y), e(y, z).\n")
@@ -49,20 +48,6 @@ def dict_appends(monkeypatch) -> list:
 
     monkeypatch.setattr(Trace, "append_rows", spy)
     return sizes
-
-
-def sessions(text: str, facts: dict):
-    """``(session, twin)``: the program loaded with ``facts`` at the default
-    thresholds, and on dicts only."""
-    session = datalog.Program(text).session()
-    with columns_from(NEVER):
-        twin = datalog.Program(text).session()
-    for current, threshold in ((session, None), (twin, NEVER)):
-        with columns_from(threshold), current.transaction() as tx:
-            for relation, rows in facts.items():
-                tx.insert(relation, *rows)
-    assert colbatch.THRESHOLD != NEVER
-    return session, twin
 
 
 def apply(session, twin, changes: list, output: str) -> None:

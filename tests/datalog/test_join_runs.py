@@ -27,6 +27,20 @@ def trace_nodes(session) -> list:
     return [node for node in session._circuit.all_nodes if type(node) is TraceNode]
 
 
+def sessions(text: str, facts: dict):
+    """``(session, twin)``: the program loaded with ``facts`` at the default
+    thresholds, and on dicts only."""
+    session = datalog.Program(text).session()
+    with columns_from(NEVER):
+        twin = datalog.Program(text).session()
+    for current, threshold in ((session, None), (twin, NEVER)):
+        with columns_from(threshold), current.transaction() as tx:
+            for relation, rows in facts.items():
+                tx.insert(relation, *rows)
+    assert colbatch.THRESHOLD != NEVER
+    return session, twin
+
+
 def overlaid(node) -> bool:
     trace = node.trace
     return bool(trace.older or trace.recent or trace.staged_small)
@@ -36,13 +50,7 @@ def run_both(text: str, facts: dict, changes: list, output: str) -> list:
     """The session at the defaults, after loading ``facts`` and applying each
     ``(op, relation, row)`` of ``changes``, checked against a dict-only twin
     after each transaction; returns its trace nodes."""
-    session = datalog.Program(text).session()
-    with columns_from(NEVER):
-        twin = datalog.Program(text).session()
-    for current, threshold in ((session, None), (twin, NEVER)):
-        with columns_from(threshold), current.transaction() as tx:
-            for relation, rows in facts.items():
-                tx.insert(relation, *rows)
+    session, twin = sessions(text, facts)
     assert session.query(output) == twin.query(output)
     grown = [node for node in trace_nodes(session) if node.grown]
     assert grown and all(type(node.trace) is ColumnarTrace for node in grown)
