@@ -293,14 +293,17 @@ BOX_CELLS = 2
 #: whole state (past, epoch and batch; the past's box included: the rows due
 #: come from it): a chain's update writes a few hundred rows an iteration for
 #: ~1,000 iterations over a past of 500,000 paths (1,000,000 cells). A table
-#: refused as too sparse is asked for again at twice the entries. tc-chain-1000,
-#: CPU alternating with the base (branch chains' epoch table, measured against
-#: 6171db1): single-fact update 231-254 -> 200-210 ms, batch 0.37-0.38 ->
-#: 0.33-0.34 s (the first epoch's table at ~125,000 entries, iteration ~130).
+#: refused as too sparse is asked for again at twice the entries. CPU
+#: alternating with 1a68735 (/tmp/wt/updprof.py, batchcpu.py; with
+#: TABLE_SMALL_ROWS, PAST_FACTOR, PLUS_FEW): tc-chain-1000 single-fact update
+#: 225-240 -> 171-172 ms, batch 0.39-0.46 -> 0.29-0.31 s (the first epoch's
+#: table at ~125,000 entries, iteration ~130); tc-chain-2000 update 832-900 ->
+#: 552-600 ms; batch peak 166 -> 176 B/tuple (the int32 table, 4 MB, and the
+#: epoch's runs unmerged; steady 49 -> 53).
 #: Not before iteration 64: a short epoch's few steps saved less than the
 #: pages its scattered rows touch cost (tc-random-1000-2000, ~11 vectorised
 #: steps an update: 14.5-15.6 -> 16.2-16.9 ms CPU a single-fact update with a
-#: table from iteration 0).
+#: table from iteration 0; measured on branch chains' int64 epoch table).
 TABLE_FROM = LONG_LOOP
 TABLE_SPARSITY = 8
 #: With a table, a Distinct Trace's batch is taken row by row
@@ -308,7 +311,8 @@ TABLE_SPARSITY = 8
 #: this many rows, not SMALL_ROWS: the vectorised step then costs ~45 µs
 #: whatever the batch (no runs searched, none merged). tc-chain-1000's
 #: single-fact update, CPU with 64 / 16 / 4: 195-201 / 184-189 / 189-195 ms
-#: (the small batches of the tail of its loop).
+#: (the small batches of the tail of its loop; branch chains' table: on this
+#: one, two rounds on a loaded machine, 200-275 ms for each, no ranking).
 TABLE_SMALL_ROWS = 16
 # Thresholds of the runtime kept beside what they govern: engine.memory's
 # TRIM_AFTER and TRIM_GROWTH (malloc_trim after a long step) and
