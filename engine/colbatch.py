@@ -84,6 +84,12 @@ JOIN_ON_RUNS = 16
 DISTINCT_ROWS = 8192
 #: Plus adds on columns from this many rows (when one input is columnar).
 PLUS_ROWS = 256
+#: A dict of at most this many rows added to a batch of int columns is added
+#: row by row (engine.operators.columns.add_few: ~4 numpy calls a row, no
+#: sort) instead of made columns and consolidated with it (~25 calls): a
+#: chain's update adds one row due from the edge's change to the join's output
+#: at each of ~1,000 iterations.
+PLUS_FEW = 4
 #: A Distinct Trace whose state is packed takes a batch (with the rows due at
 #: the iteration) of fewer rows than this row by row on the packed state, as
 #: cheap as on dicts (engine.operators.packedsmall: Andersen's analysis on
@@ -284,27 +290,57 @@ DENSE_MAX = 1 << 24
 #: pairs, loaded machine, three runs alternated: 11.0-12.4 -> 9.7-10.7 ms.
 BOX_ROWS = 1 << 16
 BOX_CELLS = 2
+#: ... and from iteration TABLE_FROM of a long loop on, for a batch of any
+#: size, when the box holds at most TABLE_SPARSITY cells an entry of the
+#: whole state (past, epoch and batch; the past's box included: the rows due
+#: come from it): a chain's update writes a few hundred rows an iteration for
+#: ~1,000 iterations over a past of 500,000 paths (1,000,000 cells). A table
+#: refused as too sparse is asked for again at twice the entries. CPU
+#: alternating with 1a68735 (/tmp/wt/updprof.py, batchcpu.py; with
+#: TABLE_SMALL_ROWS, PAST_FACTOR, PLUS_FEW): tc-chain-1000 single-fact update
+#: 225-240 -> 171-172 ms, batch 0.39-0.46 -> 0.29-0.31 s (the first epoch's
+#: table at ~125,000 entries, iteration ~130); tc-chain-2000 update 832-900 ->
+#: 552-600 ms; batch peak 166 -> 176 B/tuple (the int32 table, 4 MB, and the
+#: epoch's runs unmerged; steady 49 -> 53).
+#: Not before iteration 64: a short epoch's few steps saved less than the
+#: pages its scattered rows touch cost (tc-random-1000-2000, ~11 vectorised
+#: steps an update: 14.5-15.6 -> 16.2-16.9 ms CPU a single-fact update with a
+#: table from iteration 0; measured on branch chains' int64 epoch table).
+TABLE_FROM = LONG_LOOP
+TABLE_SPARSITY = 8
+#: With a table, a Distinct Trace's batch is taken row by row
+#: (engine.operators.packedsmall, reading and adding to the table) only under
+#: this many rows, not SMALL_ROWS: the vectorised step then costs ~45 µs
+#: whatever the batch (no runs searched, none merged). tc-chain-1000's
+#: single-fact update, CPU with 64 / 16 / 4: 195-201 / 184-189 / 189-195 ms
+#: (the small batches of the tail of its loop; branch chains' table: on this
+#: one, two rounds on a loaded machine, 200-275 ms for each, no ranking).
+TABLE_SMALL_ROWS = 16
 # Thresholds of the runtime kept beside what they govern: engine.memory's
 # TRIM_AFTER and TRIM_GROWTH (malloc_trim after a long step) and
 # engine.gcpolicy's YOUNG (young collections every 100,000 net container
 # allocations while a step runs, not 700: time in the collector per single-fact
 # update 0.7 -> 0.05-0.14 ms on sg-tree-10, tc-random-1000-2000 and
-# negagg-1000-1500, 10 -> 2 ms on tc-chain-1000; gc callbacks, 60 updates).
+# negagg-1000-1500, 10 -> 2 ms on tc-chain-1000; gc callbacks, 60 updates),
+# engine.columnar's PAST_FACTOR and PAST_LARGE (an epoch's large run merges
+# into the past only under twice its size: a chain's update) and FACTOR.
 #: Times each columnar operator ran (``join``, ``distinct``, ``plus``, a linear
 #: chain wholly on columns: ``linear``), rows of columnar batches that went
 #: through linear stages per row (``row_stages``: stages with no columnar form,
 #: or a batch the vectorised form could not compute exactly) and such batches
-#: (``row_batches``): for tests and profiles, which check that a path was (or
-#: was not) taken.
+#: (``row_batches``), Distinct Trace's tables of an epoch's weights made
+#: (``dense_tables``, engine.operators.densesums): for tests and profiles,
+#: which check that a path was (or was not) taken.
 COUNTS: dict[str, int] = {"join": 0, "distinct": 0, "plus": 0, "linear": 0,
-                          "row_stages": 0, "row_batches": 0}
+                          "row_stages": 0, "row_batches": 0, "dense_tables": 0}
 
 
 @contextlib.contextmanager
 def columns_from(rows: int | None, state: int | None = None):
     """Every threshold above set to ``rows`` for the block (``None``: the
     defaults), :data:`SMALL_STATE` to ``state`` (by default ``rows`` too);
-    ``columns_from(0)``: every batch columnar, state kept in runs.
+    ``columns_from(0)``: every batch columnar, state kept in runs, epoch
+    tables at any density and iteration (:data:`TABLE_SPARSITY`, :data:`TABLE_FROM`).
 
     >>> from engine import colbatch
     >>> with columns_from(0): print(colbatch.THRESHOLD, colbatch.DISTINCT_ROWS)
@@ -315,10 +351,13 @@ def columns_from(rows: int | None, state: int | None = None):
     names = ("THRESHOLD", "JOIN_ON_RUNS", "DISTINCT_ROWS", "PLUS_ROWS", "NARROW_ROWS",
              "LOOP_ROWS", "SMALL_ROWS", "AGGREGATE_ROWS", "AGGREGATE_DICT_ROWS",
              "COMMIT_ROWS", "OVERLAY_APPEND", "DENSE_ROWS", "BOX_ROWS")
-    saved = {name: globals()[name] for name in (*names, "SMALL_STATE")}
+    saved = {name: globals()[name]
+             for name in (*names, "SMALL_STATE", "TABLE_SPARSITY", "TABLE_FROM")}
     if rows is not None:
         globals().update(dict.fromkeys(names, rows))
         globals()["SMALL_STATE"] = rows
+    if rows == 0:
+        globals().update(TABLE_SPARSITY=DENSE_MAX, TABLE_FROM=0)
     if state is not None:
         globals()["SMALL_STATE"] = state
     try:
@@ -669,8 +708,10 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
         out = _consolidate_packed(packed, kinds, weights, bounds)
         out.bounds = bounds
         return out
-    if n > 1:
-        key = sort_key(columns, bounds)
+    key = sort_key(columns, bounds) if n > 1 else None
+    if key is not None and not np.count_nonzero(key[1:] <= key[:-1]):
+        pass  # in order, each row once (a join's of a sorted delta on unique keys)
+    elif n > 1:
         if key is not None:
             order = np.argsort(key, kind="stable")
             key = key[order]

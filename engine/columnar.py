@@ -77,6 +77,24 @@ FACTOR = 4  # a run merges into the previous one while that is under FACTOR time
 #: 1,000-node chain's past went from 6-7 runs to 3; merging costs at most this
 #: many entries more per commit).
 PAST_FLOOR = 4096
+#: At commit an epoch's run merges into a past run only while that is under
+#: this many times its size (FACTOR within an epoch): an epoch of a chain's
+#: update writes up to half as many entries as its past holds (a 1,000-node
+#: chain's retraction of a middle edge, 250,000 of 500,000), and merging them
+#: sorted and consolidated the whole past at each commit (~40 ms an update);
+#: left beside it, the next epoch's run merges with it alone (the
+#: reinsertion's cancels it).
+PAST_FACTOR = 2
+#: ... for an epoch's run of this many entries or more (a smaller one merges
+#: by FACTOR: negagg-1000-1500's updates, whose epochs write a few thousand
+#: entries, read their past runs at every iteration, 5% slower with
+#: PAST_FACTOR for all).
+PAST_LARGE = 1 << 15
+
+
+def past_factor(run) -> int:
+    """The merge factor of an epoch's ``run`` going into the past."""
+    return PAST_FACTOR if run is not None and len(run) >= PAST_LARGE else FACTOR
 #: The widest window :meth:`Run.find_window` looks at after a key's first
 #: entry: a Distinct's past holds a row at up to a few iterations (the
 #: closure of the 1,000-node random graph: at most 6 entries a row).
@@ -431,13 +449,15 @@ def merge_runs(runs: list, key_column: int) -> Run | None:
                     np.concatenate([r.weights for r in runs], dtype=INT64), key_column, bounds)
 
 
-def push_run(spine: list, run: Run | None, key_column: int, floor: int = 0) -> None:
-    """Add ``run`` to ``spine`` and merge geometrically (and while the run
-    before the last holds fewer than ``floor`` entries)."""
+def push_run(spine: list, run: Run | None, key_column: int, floor: int = 0,
+             factor: int = FACTOR) -> None:
+    """Add ``run`` to ``spine`` and merge geometrically (while the run before
+    the last is under ``factor`` times its size, or holds fewer than
+    ``floor`` entries)."""
     if run is None:
         return
     spine.append(run)
-    while len(spine) > 1 and (len(spine[-2]) < FACTOR * len(spine[-1])
+    while len(spine) > 1 and (len(spine[-2]) < factor * len(spine[-1])
                               or len(spine[-2]) < floor):
         last = spine.pop()
         merged = merge_runs([spine.pop(), last], key_column)
@@ -988,7 +1008,7 @@ class ColumnarTrace:
                 overlay_add(older, batch, 0, kc, False)
             self.staged_small = []
         for run in runs:
-            push_run(self._past, run, kc, PAST_FLOOR)
+            push_run(self._past, run, kc, PAST_FLOOR, past_factor(run))
         if self.older_size >= OVERLAY_ROWS:
             self._flush_older()
         self.epoch += 1

@@ -44,8 +44,16 @@ from engine.colbatch import (
     consolidate,
     order_packed,
 )
-from engine.columnar import FACTOR, PAST_FLOOR, Run, interleave, make_run, push_run
-from engine.operators.densesums import BoxDirectory, append_run
+from engine.columnar import (
+    FACTOR,
+    PAST_FLOOR,
+    Run,
+    interleave,
+    make_run,
+    past_factor,
+    push_run,
+)
+from engine.operators.densesums import BoxDirectory, append_run, merge_epoch, union
 
 np = lazy.module("numpy", globals())
 NO_TIME = (1 << 63) - 1  # the largest int64: no time
@@ -265,8 +273,19 @@ def finish(pieces: list, kinds: tuple) -> ColBatch:
 
 def plus(batches: list) -> ColBatch | None:
     """The sum of batches, some columnar, in columns; ``None`` when one does
-    not fit or their kinds differ (then they are added as dicts)."""
+    not fit or their kinds differ (then they are added as dicts). A few rows
+    in a dict added to a batch of ints are found in it one by one
+    (:func:`add_few`)."""
     COUNTS["plus"] += 1
+    if len(batches) == 2:
+        a, b = batches
+        if type(a) is not ColBatch:
+            a, b = b, a
+        if (type(a) is ColBatch and type(b) is not ColBatch and 0 < len(b) <= colbatch.PLUS_FEW
+                and len(a) and a.int_only):
+            found = add_few(a, b)
+            if found is not None:
+                return found
     columnar = []
     for batch in batches:
         found = ColBatch.from_rows(batch)
@@ -279,6 +298,52 @@ def plus(batches: list) -> ColBatch | None:
             found = consolidate(found.columns, found.kinds, found.weights)
         columnar.append(found)
     return concat(columnar)
+
+
+def add_few(batch: ColBatch, rows) -> ColBatch | None:
+    """``batch`` (``int64`` columns) plus a few ``rows`` (row -> weight) of
+    ints: each row found by comparing the columns with it, its weight added
+    there (the row dropped at 0) or the row appended (the sum is consolidated,
+    not sorted); ``None`` when a row is not ints of ``int64``.
+
+    >>> batch = consolidate([np.array([1, 2]), np.array([5, 6])], ("i", "i"), np.array([1, 1]))
+    >>> out = add_few(batch, {(2, 6): -1, (0, 9): 2})
+    >>> dict(out), out.bounds
+    ({(1, 5): 1, (0, 9): 2}, [(0, 2), (5, 9)])
+    """
+    columns, weights = batch.columns, batch.weights
+    arity = len(columns)
+    added, dropped = [], []
+    bounds = batch.bounds
+    for row, w in rows.items():
+        if len(row) != arity or any(type(v) is not int or not -1 << 63 <= v < 1 << 63
+                                    for v in row):
+            return None
+        hit = columns[0] == row[0]
+        for c in range(1, arity):
+            hit &= columns[c] == row[c]
+        at = hit.nonzero()[0]
+        if len(at):
+            if weights is batch.weights:
+                weights = weights.copy()
+            at = int(at[0])
+            weights[at] += w
+            if not weights[at]:
+                dropped.append(at)
+        else:
+            added.append((row, w))
+            if bounds is not None:
+                bounds = [(min(low, v), max(high, v)) for (low, high), v in zip(bounds, row)]
+    if dropped:
+        keep = np.ones(len(weights), dtype=bool)
+        keep[dropped] = False
+        columns = [c[keep] for c in columns]
+        weights = weights[keep]
+    if added:
+        columns = [np.concatenate((c, np.array([r[k] for r, _ in added], dtype=INT64)))
+                   for k, c in enumerate(columns)]
+        weights = np.concatenate((weights, np.array([w for _, w in added], dtype=INT64)))
+    return ColBatch(columns, batch.kinds, weights, bounds)
 
 
 # ---------------------------------------------------------------------------
@@ -377,14 +442,22 @@ def gather_once(spine: list, sought: np.ndarray):
 class PackedTrace:
     """A child circuit's Z-set trace (Distinct's) in runs of packed rows:
     ``past`` (earlier epochs, compacted, iterations kept) and ``cur`` (this
-    epoch); the history of :class:`~engine.trace.ZSetTrace`."""
+    epoch); the history of :class:`~engine.trace.ZSetTrace`. ``sums``: the
+    epoch's weights by row, when its Distinct keeps them in a table
+    (:class:`~engine.operators.densesums.DenseSums`; the epoch's runs are
+    then appended unmerged)."""
 
-    __slots__ = ("cur", "past", "scheduled")
+    __slots__ = ("cur", "past", "past_box", "scheduled", "sums", "sums_at")
 
     def __init__(self):
         self.past: list = []
         self.cur: list = []
         self.scheduled: dict = {}  # iteration -> [packed rows due then]
+        self.sums = None
+        # the state's entries when a long loop's table was refused (asked
+        # again at twice as many: engine.operators.densesums.prepared)
+        self.sums_at = 0
+        self.past_box = None  # each column's (low, high) over the past's rows, once asked
 
     def append(self, keys, iteration: int, weights) -> None:
         push_run(self.cur, key_run(keys, np.full(len(keys), iteration, dtype=INT64),
@@ -408,15 +481,39 @@ class PackedTrace:
                                           (first.bounds[-1][0], iteration)], after)
         push_run(cur, run, 0)
 
-    def commit(self) -> None:
+    def drop_sums(self) -> None:
+        """The epoch's weights from its runs again (merged into one)."""
+        if self.sums is not None:
+            self.sums = None
+            merge_epoch(self)
+
+    def close_epoch(self) -> None:
+        """First at commit: the past's box grown by the epoch's rows (the
+        table's box holds them; unknown without one), the table freed before
+        the epoch's runs merge (a 1,000-node chain's batch: 4 MB less at its
+        peak)."""
+        if self.cur:
+            sums = self.sums
+            self.past_box = (None if sums is None else sums.bounds() if not self.past
+                             else None if self.past_box is None
+                             else union(self.past_box, sums.bounds()))
+        self.drop_sums()
+
+    def commit(self, closed: bool = False) -> None:
+        """The epoch's runs into the past (``closed``: :meth:`close_epoch`
+        called already)."""
+        if not closed:
+            self.close_epoch()
         for run in self.cur:
-            push_run(self.past, run, 0, PAST_FLOOR)
+            push_run(self.past, run, 0, PAST_FLOOR, past_factor(run))
         self.cur = []
         self.scheduled = {}
+        self.sums_at = 0
 
     def rollback(self) -> None:
         self.cur = []
         self.scheduled = {}
+        self.sums, self.sums_at = None, 0
 
     def entries(self, spine: list):
         """``(packed row, iteration, weight)`` arrays of a spine."""

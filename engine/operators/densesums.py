@@ -23,6 +23,22 @@ row of the epoch (its runs' entries and the batch) and
 :data:`~engine.colbatch.DENSE_MAX` in all; it holds ``int32`` while the
 absolute weights added so far could not overflow it, then ``int64``.
 
+A long thin loop (a chain's closure: ~1,000 iterations of a few hundred rows,
+where searching and merging the epoch's runs was a third of the Distinct's
+time) gets one too, for a batch of any size, from iteration
+:data:`~engine.colbatch.TABLE_FROM` on, when the box holds at most
+:data:`~engine.colbatch.TABLE_SPARSITY` cells per entry of the whole state
+(past, epoch, batch): an update's epoch is small beside its box, and its rows
+due come from the past, whose box the table then takes in at once. A row
+outside the box grows it by half its width on that side (:func:`widen`: a
+chain's rows drift), from the old table's box, which holds every row of the
+epoch already; a refused table is asked for again at twice the entries.
+Small batches taken row by row (:mod:`engine.operators.packedsmall`) read
+and add to the table too (:meth:`DenseSums.cell`; their overlay's run
+appended unmerged), under :data:`~engine.colbatch.TABLE_SMALL_ROWS` rows
+while there is one. The table is freed before the epoch's runs merge at
+commit (:meth:`~engine.operators.columns.PackedTrace.close_epoch`).
+
 The same cells index a large run of the past (:class:`BoxDirectory`): the
 position of each cell's first entry, so that the past's entries of a batch's
 rows are found by two gathers instead of a binary search of the run (a
@@ -57,7 +73,8 @@ class DenseSums:
     ``highs`` (module docstring); ``total``: the absolute weights added, a
     bound on every cell (``int32`` while it fits)."""
 
-    __slots__ = ("cells", "highs", "lows", "packing", "sizes", "table", "total")
+    __slots__ = ("cells", "highs", "lows", "packing", "shifts", "sizes", "strides", "table",
+                 "total")
 
     def __init__(self, packing, bounds: list):
         self.packing = packing
@@ -69,6 +86,12 @@ class DenseSums:
             self.cells *= size
         self.table = np.zeros(self.cells, dtype=np.int32)
         self.total = 0
+        strides, stride = [], 1
+        for size in reversed(self.sizes):
+            strides.append(stride)
+            stride *= size
+        self.strides = strides[::-1]
+        self.shifts = [packing.bits * (packing.arity - 1 - c) for c in range(packing.arity)]
 
     @staticmethod
     def box_cells(bounds: list) -> int:
@@ -78,15 +101,18 @@ class DenseSums:
         return cells
 
     @classmethod
-    def make(cls, packing, spine: list, bounds: list, rows: int) -> DenseSums | None:
+    def make(cls, packing, spine: list, bounds: list, rows: int,
+             state: int = 0) -> DenseSums | None:
         """A table of the box ``bounds`` (each column's ``(low, high)``) holding
         the weights of the runs of ``spine``, which must lie in it; ``None``
         when the box is too large for ``rows`` (the epoch's entries and the
         batch's: :data:`~engine.colbatch.DENSE_CELLS`,
-        :data:`~engine.colbatch.DENSE_MAX`)."""
-        if not allowed(bounds, rows):
+        :data:`~engine.colbatch.DENSE_MAX`; ``state``: the entries of the
+        whole state, in a long loop, :data:`~engine.colbatch.TABLE_SPARSITY`)."""
+        if not allowed(bounds, rows, state):
             return None
         sums = cls(packing, bounds)
+        colbatch.COUNTS["dense_tables"] += 1
         for run in spine:
             keys, weights = run.keys, run.weights.astype(INT64, copy=False)
             if not run.is_unique():  # a row at several iterations: one sum each
@@ -116,13 +142,49 @@ class DenseSums:
                     index -= low
         return index
 
+    def bounds(self) -> list:
+        """The box: each column's ``(low, high)``."""
+        return list(zip(self.lows, self.highs))
+
+    def cell(self, key: int) -> int | None:
+        """The cell of one packed row (a Python int: a small batch's);
+        ``None`` outside the box.
+
+        >>> from engine.operators.columns import Packing
+        >>> packing = Packing(2)
+        >>> sums = DenseSums(packing, [(3, 5), (7, 9)])
+        >>> keys = packing.pack([np.array([5, 6, 3]), np.array([8, 8, 7])]).tolist()
+        >>> [sums.cell(k) for k in keys], sums.index(np.array(keys[::2])).tolist()
+        ([7, None, 0], [7, 0])
+        >>> DenseSums(Packing(1), [(-2, 2)]).cell(1)
+        3
+        """
+        packing = self.packing
+        if packing.arity == 1:
+            part = key - self.lows[0]
+            return part if 0 <= part < self.sizes[0] else None
+        mask, bias = (1 << packing.bits) - 1, packing.bias
+        at = 0
+        for shift, low, size, stride in zip(self.shifts, self.lows, self.sizes, self.strides):
+            part = ((key >> shift) & mask) - bias - low
+            if not 0 <= part < size:
+                return None
+            at += part * stride
+        return at
+
+    def add_total(self, total: int) -> None:
+        """Count ``total`` more absolute weight (the table widened to
+        ``int64`` before it could overflow)."""
+        self.total += total
+        if self.total > INT32_MAX and self.table.dtype != INT64:
+            self.table = self.table.astype(INT64)
+
     def take_add(self, keys: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """The weights of the packed rows ``keys`` (distinct) before, as
         ``int64``; ``weights`` added to them."""
         index = self.index(keys)
-        self.total += int(np.abs(weights).sum()) if len(weights) else 0
-        if self.total > INT32_MAX and self.table.dtype != INT64:
-            self.table = self.table.astype(INT64)
+        if len(weights):
+            self.add_total(int(np.abs(weights).sum()))
         before = self.table[index]
         self.table[index] = before + weights
         return before.astype(INT64, copy=False)
@@ -138,15 +200,24 @@ def union(first: list, second: list) -> list:
 
 
 def prepared(sums: DenseSums | None, trace, packing, batch_bounds: list | None,
-             keys: np.ndarray, due: np.ndarray | None) -> DenseSums | None:
-    """The table to take this step's ``w3`` from: ``sums`` when it covers the
-    batch's rows (``keys``; their columns' ``batch_bounds``, if known) and the
-    rows ``due``; else one made (again) over a box holding them and the
-    epoch's runs, if one is allowed; else ``None`` (the epoch's runs merged,
-    :func:`merge_epoch`, if a table was in use). A batch under
-    :data:`~engine.colbatch.DENSE_ROWS` rows makes no new table."""
-    if sums is None and len(keys) < colbatch.DENSE_ROWS:
-        return None
+             keys: np.ndarray, due: np.ndarray | None, i: int = 0) -> DenseSums | None:
+    """The table to take this step's (at iteration ``i``) ``w3`` from:
+    ``sums`` when it covers the batch's rows (``keys``; their columns'
+    ``batch_bounds``, if known) and the rows ``due``; else one made (again)
+    over a box holding them and the epoch's runs, if one is allowed; else
+    ``None`` (the epoch's runs merged, :func:`merge_epoch`, if a table was in
+    use). A batch under :data:`~engine.colbatch.DENSE_ROWS` rows makes no new
+    table before iteration :data:`~engine.colbatch.TABLE_FROM` (then one at
+    most :data:`~engine.colbatch.TABLE_SPARSITY` cells an entry of the state,
+    asked again at twice the entries of a refusal: ``trace.sums_at``)."""
+    long = i >= colbatch.TABLE_FROM
+    if sums is None:
+        if len(keys) < colbatch.DENSE_ROWS and not long:
+            return None
+        rows = sum(map(len, trace.cur)) + len(keys)  # (a few runs: merged as they come)
+        state = rows + sum(map(len, trace.past)) if long else 0
+        if len(keys) < colbatch.DENSE_ROWS and state < 2 * trace.sums_at:
+            return None
     bounds = batch_bounds
     if bounds is None and len(keys):
         bounds = bounds_of_packed(packing, keys)
@@ -155,18 +226,57 @@ def prepared(sums: DenseSums | None, trace, packing, batch_bounds: list | None,
         bounds = found if bounds is None else union(bounds, found)
     if bounds is None or (sums is not None and sums.covers(bounds)):
         return sums
-    if sums is not None:
-        bounds = union(bounds, list(zip(sums.lows, sums.highs)))
-    rows = sum(map(len, trace.cur)) + len(keys)
-    if allowed(bounds, rows) and allowed(sampled(bounds, trace.cur, packing), rows):
+    if sums is not None:  # (the runs unmerged: counted only now)
+        rows = sum(map(len, trace.cur)) + len(keys)
+        state = rows + sum(map(len, trace.past)) if long else 0
+    if long and trace.past:  # (the rows due come from the past)
+        if trace.past_box is None:
+            trace.past_box = bounds_of_spine(packing, trace.past)
+        bounds = union(bounds, trace.past_box)
+    if sums is not None:  # (its box holds every row of the epoch)
+        grown = widen(sums.bounds(), bounds)
+        if allowed(grown, rows, state):
+            return DenseSums.make(packing, trace.cur, grown, rows, state)
+        bounds = union(bounds, sums.bounds())
+        if allowed(bounds, rows, state):
+            return DenseSums.make(packing, trace.cur, bounds, rows, state)
+    elif allowed(bounds, rows, state) and allowed(sampled(bounds, trace.cur, packing), rows,
+                                                  state):
         # (the box only grows with the epoch's rows: each check reads more of them)
         for run in trace.cur:
             bounds = union(bounds, bounds_of_packed(packing, run.keys))
-        if allowed(bounds, rows):
-            return DenseSums.make(packing, trace.cur, bounds, rows)
+        if allowed(bounds, rows, state):
+            return DenseSums.make(packing, trace.cur, bounds, rows, state)
     if sums is not None:
         merge_epoch(trace)
+    if long:
+        trace.sums_at = state
     return None
+
+
+def bounds_of_spine(packing, spine: list) -> list | None:
+    """Each column's ``(low, high)`` over the rows of ``spine``'s runs."""
+    bounds = None
+    for run in spine:
+        if len(run):
+            found = bounds_of_packed(packing, run.keys)
+            bounds = found if bounds is None else union(bounds, found)
+    return bounds
+
+
+def widen(box: list, rows: list) -> list:
+    """``box`` grown to hold ``rows``' box, each side that grew by half the
+    box's width more (a row past the edge is seldom the last).
+
+    >>> widen([(0, 9), (0, 9)], [(5, 12), (3, 4)])
+    [(0, 17), (0, 9)]
+    """
+    out = []
+    for (low, high), (rlow, rhigh) in zip(box, rows):
+        room = (high - low + 1) // 2
+        out.append((min(low, rlow - room) if rlow < low else low,
+                    max(high, rhigh + room) if rhigh > high else high))
+    return out
 
 
 def sampled(bounds: list, spine: list, packing) -> list:
@@ -185,10 +295,12 @@ def sampled(bounds: list, spine: list, packing) -> list:
 SAMPLE = 64
 
 
-def allowed(bounds: list, rows: int) -> bool:
-    """Whether a table of the box ``bounds`` may be made for ``rows`` rows."""
+def allowed(bounds: list, rows: int, state: int = 0) -> bool:
+    """Whether a table of the box ``bounds`` may be made for ``rows`` rows of
+    the epoch (or, in a long loop, ``state`` entries in all)."""
     cells = DenseSums.box_cells(bounds)
-    return cells <= colbatch.DENSE_MAX and cells <= colbatch.DENSE_CELLS * rows
+    return cells <= colbatch.DENSE_MAX and (cells <= colbatch.DENSE_CELLS * rows
+                                            or cells <= colbatch.TABLE_SPARSITY * state)
 
 
 def append_run(trace, keys: np.ndarray, iteration: int, weights: np.ndarray,

@@ -214,9 +214,6 @@ class DistinctTraceNode(Node):
         # (epoch_sum) instead of adding the outputs up: told before the trace
         # moves into packed runs, where it is not read that way
         self.summing: list = []
-        # The epoch's weights by row in a table (engine.operators.densesums),
-        # while its batches are large and its rows' columns span a small box.
-        self.dense: densesums.DenseSums | None = None
 
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
@@ -232,7 +229,6 @@ class DistinctTraceNode(Node):
             if self.sealed and self.trace.sealed_size() < colbatch.SMALL_STATE:
                 self._unseal()  # small updates are cheaper on dicts
             if self.packed is not None:
-                self._drop_dense()
                 self.packed.commit()
                 packed = self.packed
                 if (sum(len(run) for run in packed.past) + len(packed.older)
@@ -245,7 +241,6 @@ class DistinctTraceNode(Node):
         self.fresh = False
         self.summing = []
         self.trace.rollback()
-        self.dense = None
         if self.packed is not None:
             self.packed.rollback()
 
@@ -324,12 +319,6 @@ class DistinctTraceNode(Node):
         keys = self.packing.pack(columns.columns, columns.bounds)
         return None if keys is None else (keys, columns.weights, columns.bounds)
 
-    def _drop_dense(self) -> None:
-        """The epoch's weights from its runs again (merged into one)."""
-        if self.dense is not None:
-            densesums.merge_epoch(self.packed)
-            self.dense = None
-
     def _pack_rows(self, rows: list):
         table = np.array(rows) if rows else np.zeros((0, self.packing.arity), dtype=INT64)
         if table.dtype != INT64 or table.shape[1:] != (self.packing.arity,):
@@ -384,7 +373,7 @@ class DistinctTraceNode(Node):
         """Back to the dict trace; ``for_good``: never columnar again (a batch
         that does not pack)."""
         packed, unpack = self.packed, self.packing.unpack
-        self.dense = None  # (its runs are read as they are)
+        packed.sums = None  # (its runs are read as they are)
         packed.flush()
         trace = self.trace
         for spine, store in ((packed.past, trace.past), (packed.cur, trace.cur)):
@@ -407,8 +396,8 @@ class DistinctTraceNode(Node):
         appended row by row (:mod:`engine.operators.packedsmall`)."""
         packed = self.packed
         parts = packed.scheduled.get(i) if self.heap and self.heap[0] == i else None
-        if len(batch) + (sum(map(len, parts)) if parts else 0) < colbatch.SMALL_ROWS:
-            self._drop_dense()  # (the small step reads and appends past the table)
+        small = colbatch.SMALL_ROWS if packed.sums is None else colbatch.TABLE_SMALL_ROWS
+        if len(batch) + (sum(map(len, parts)) if parts else 0) < small:
             heap = self.heap
             out = small_step(packed, self.packing, batch, i, parts or (),
                              lambda j: heapq.heappush(heap, j))
@@ -440,10 +429,10 @@ class DistinctTraceNode(Node):
             return True
         heap = self.heap
         colbatch.COUNTS["distinct"] += 1
-        self.dense = densesums.prepared(self.dense, packed, self.packing, bounds, keys, due)
+        packed.sums = densesums.prepared(packed.sums, packed, self.packing, bounds, keys, due, i)
         densesums.index_past(packed.past, self.packing)
         rows, delta = distinct_step(self.packed, keys, weights, i, due,
-                                    lambda j: heapq.heappush(heap, j), self.dense)
+                                    lambda j: heapq.heappush(heap, j), packed.sums)
         self.fresh = False
         self.out = (ColBatch(self.packing.unpack(rows), ("i",) * self.packing.arity, delta)
                     if len(delta) else EMPTY)

@@ -83,7 +83,11 @@ class OverlaidTrace(PackedTrace):
         dicts read."""
         self.counted = None
         if self.recent:
-            push_run(self.cur, overlay_run(self.recent), 0)
+            run = overlay_run(self.recent)
+            if self.sums is None:
+                push_run(self.cur, run, 0)
+            elif run is not None:  # (small_step added its weights to the table)
+                self.cur.append(run)
             self.recent = {}
         if self.older:
             known = self.known
@@ -93,9 +97,11 @@ class OverlaidTrace(PackedTrace):
                     known[key] = entries + tuple(history_items(history))
             push_run(self.past, overlay_run(self.older), 0, PAST_FLOOR)
             self.older = {}
+            self.past_box = None
 
     def commit(self) -> None:
         self.counted = None
+        self.close_epoch()
         older = self.older
         for key, history in self.recent.items():
             found = older.get(key)
@@ -110,7 +116,7 @@ class OverlaidTrace(PackedTrace):
         if known and self.cur:  # the epoch's runs join the past: what they add to a known row
             learn(known, self.cur)
         kept = {id(run) for run in self.past}
-        super().commit()
+        super().commit(closed=True)
         for run in self.past:
             if id(run) not in kept:
                 compact(run)
@@ -341,6 +347,16 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
                 rows[key] = unpack(key)
     recent, older, past = trace.recent, trace.older, trace.known
     keys = list(rows)
+    sums = trace.sums  # (then w3 is the table's: cur is not read)
+    if sums is not None:
+        cell = sums.cell
+        cells = [cell(key) for key in keys]
+        if None in cells:  # a row outside the box: the epoch goes on without it
+            trace.drop_sums()
+            sums = None
+        else:
+            sums.add_total(sum(map(abs, batch.values())))
+            table, cells = sums.table, dict(zip(keys, cells))
     sought = [key for key in keys if key not in past]
     if sought:
         if len(past) + len(sought) > KNOWN_ROWS:
@@ -349,18 +365,24 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
         found = probe(trace.past, sought)
         for key in sought:
             past[key] = tuple(found.get(key, ()))
-    cur = probe(trace.cur, keys) if trace.cur else None
+    cur = probe(trace.cur, keys) if sums is None and trace.cur else None
     scheduled = trace.scheduled
     bget = batch.get
     out = {}
     for key, row in rows.items():
         w = bget(row, 0)
         history = recent.get(key)
-        w3 = 0 if history is None else history_total(history)
-        if cur:
-            found = cur.get(key)
-            if found is not None:
-                w3 += sum(pw for _, pw in found)
+        if sums is not None:
+            at = cells[key]
+            w3 = table.item(at)
+            if w:
+                table[at] = w3 + w
+        else:
+            w3 = 0 if history is None else history_total(history)
+            if cur:
+                found = cur.get(key)
+                if found is not None:
+                    w3 += sum(pw for _, pw in found)
         if w:
             history = history_add(history, i, w)
             if history is None:

@@ -91,9 +91,10 @@ def test_a_table_is_made_grown_and_refused():
         sums = densesums.prepared(None, trace, PACKING, None, keys, None)
         assert sums is not None and sums.cells == 4
         distinct_step(trace, keys, np.array([1, 1]), 0, None, lambda j: None, sums)
-        more = PACKING.pack([np.array([2, 3]), np.array([0, 1])])   # 8 cells, 4 rows
+        more = PACKING.pack([np.array([2, 3]), np.array([0, 1])])   # 4 rows
         grown = densesums.prepared(sums, trace, PACKING, None, more, None)
-        assert grown is not sums and grown.cells == 8
+        assert grown is not sums and grown.bounds() == [(0, 4), (0, 1)]   # room: 2 // 2
+        assert grown.cells == 10
         assert grown.take_add(keys, np.zeros(2, dtype=np.int64)).tolist() == [1, 1]
         distinct_step(trace, more, np.array([1, 1]), 1, None, lambda j: None, grown)
         assert len(trace.cur) == 2   # appended, not merged

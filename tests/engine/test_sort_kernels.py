@@ -143,6 +143,24 @@ def test_consolidate_equals_summing_rows(radix_everywhere, data):
                for c, k in zip(out.columns, kinds))
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(INT64_MIN, INT64_MAX),
+                          st.integers(-2, 2)), min_size=2, max_size=40), st.booleans())
+def test_consolidate_of_rows_in_order(entries, repeat):
+    """Rows in order, each once (taken as they are, not sorted: a join's of a
+    sorted delta on unique keys), or with a row repeated (sorted, summed);
+    zero weights dropped either way."""
+    rows = sorted({(a, b) for a, b, _ in entries})
+    weights = [w for _, _, w in entries][:len(rows)]
+    if repeat:
+        rows.insert(1, rows[0])
+        weights.insert(1, 1)
+    columns = [np.array([r[c] for r in rows], dtype="int64") for c in (0, 1)]
+    out = consolidate(columns, ("i", "i"), np.array(weights, dtype="int64"))
+    assert dict(out) == dict_sum(rows, weights)
+    assert list(out.keys()) == sorted(out.keys())
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=FIXTURE)
 @given(st.integers(1, 3), st.lists(st.tuples(st.integers(-5, 5), st.integers(-3, 3),
                                              st.integers(0, 4), st.integers(-2, 2)),
