@@ -576,12 +576,22 @@ def packed_key(columns: list, bounds: list | None = None):
     widths = [(high - low).bit_length() for low, high in bounds]
     if sum(widths) > 63:
         return None
-    key = np.zeros(len(columns[0]), dtype=INT64)
+    key = scratch = None  # (in place: a large batch's temporaries are page faults)
     for column, (low, _), width in zip(columns, bounds, widths):
-        if width:
-            key <<= width
-            key |= column - low if low else column
-    return key, widths
+        if not width:
+            continue
+        if key is None:
+            key = column - low
+            continue
+        key <<= width
+        if low:
+            if scratch is None:
+                scratch = np.empty(len(key), dtype=INT64)
+            np.subtract(column, low, out=scratch)
+            key |= scratch
+        else:
+            key |= column
+    return (np.zeros(len(columns[0]), dtype=INT64) if key is None else key), widths
 
 
 def unpack_key(key: np.ndarray, bounds: list, widths: list) -> list:
@@ -623,10 +633,14 @@ def order_packed(key: np.ndarray, bits: int) -> np.ndarray:
     shift = 0
     while shift < bits:
         width = min(16, bits - shift)
-        part = key if order is None else key[order]
-        if shift:
-            part = part >> shift
-        digit = (part & ((1 << width) - 1)).astype("uint8" if width <= 8 else "uint16")
+        mask = (1 << width) - 1
+        if order is None:  # the first pass (shift 0): ``key`` is the caller's
+            part = key & mask
+        else:  # a gather: ours to shift and mask in place
+            part = key[order]
+            part >>= shift
+            part &= mask
+        digit = part.astype("uint8" if width <= 8 else "uint16")
         step = np.argsort(digit, kind="stable")  # numpy: a counting sort on 8/16 bits
         order = step if order is None else order[step]
         shift += width
