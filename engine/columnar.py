@@ -458,7 +458,7 @@ def merge_packed(runs: list, key_column: int):
     bits = sum(widths)
     if bits > 63:
         return NotImplemented
-    key = np.zeros(sum(map(len, runs)), dtype=INT64)
+    key = np.empty(sum(map(len, runs)), dtype=INT64)
     scratch = np.empty(max(map(len, runs)), dtype=INT64)
     start = 0
     for run in runs:
@@ -466,11 +466,19 @@ def merge_packed(runs: list, key_column: int):
         start += len(run)
         ordered = [run.keys, *(c for at, c in enumerate(run.columns) if at != key_column),
                    run.iterations]
+        first = True
         for column, (low, _), width in zip(ordered, bounds, widths):
-            if width:
-                part <<= width
-                np.subtract(column, low, out=value, dtype=INT64)  # (narrowed iterations)
-                part |= value
+            if not width:
+                continue
+            if first:  # (int64 out of narrowed iterations too)
+                np.subtract(column, low, out=part, dtype=INT64)
+                first = False
+                continue
+            part <<= width
+            np.subtract(column, low, out=value, dtype=INT64)
+            part |= value
+        if first:  # every entry the same
+            part[:] = 0
     key, weights, _ = sum_packed(key, bits, np.concatenate([r.weights for r in runs],
                                                            dtype=INT64))
     if not len(weights):
