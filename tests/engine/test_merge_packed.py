@@ -2,7 +2,8 @@
 equals :func:`~engine.columnar.make_run` of their entries concatenated: the
 same entries in the same order, equal ones summed, zeros dropped, the
 iterations and weights narrowed as there (runs of several columns, any key
-column, narrowed iterations and weights, bounds known or not)."""
+column, narrowed iterations and weights, bounds known or not); consuming
+the list of runs changes only the list."""
 
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ def test_a_packed_merge_is_make_run_of_the_entries(parts, key_column, bounds, na
                         np.concatenate([r.iterations for r in runs], dtype="int64"),
                         np.concatenate([r.weights for r in runs], dtype="int64"), key_column)
     assert entries_of(found) == entries_of(expected)
+    given_up = list(runs)  # consumed: the same merge, the list emptied
+    assert entries_of(merge_packed(given_up, key_column, consume=True)) == entries_of(expected)
+    assert given_up == []
     if found is not None:
         assert found.keys is found.columns[key_column]
         for column, (low, high) in zip([found.keys, found.columns[1 - key_column],
