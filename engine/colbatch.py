@@ -617,12 +617,22 @@ def packed_key(columns: list, bounds: list | None = None):
     widths = [(high - low).bit_length() for low, high in bounds]
     if sum(widths) > 63:
         return None
-    key = np.zeros(len(columns[0]), dtype=INT64)
+    key = scratch = None  # (in place: a large batch's temporaries are page faults)
     for column, (low, _), width in zip(columns, bounds, widths):
-        if width:
-            key <<= width
-            key |= column - low if low else column
-    return key, widths
+        if not width:
+            continue
+        if key is None:
+            key = column - low
+            continue
+        key <<= width
+        if low:
+            if scratch is None:
+                scratch = np.empty(len(key), dtype=INT64)
+            np.subtract(column, low, out=scratch)
+            key |= scratch
+        else:
+            key |= column
+    return (np.zeros(len(columns[0]), dtype=INT64) if key is None else key), widths
 
 
 def unpack_key(key: np.ndarray, bounds: list, widths: list) -> list:
@@ -664,10 +674,14 @@ def order_packed(key: np.ndarray, bits: int) -> np.ndarray:
     shift = 0
     while shift < bits:
         width = min(16, bits - shift)
-        part = key if order is None else key[order]
-        if shift:
-            part = part >> shift
-        digit = (part & ((1 << width) - 1)).astype("uint8" if width <= 8 else "uint16")
+        mask = (1 << width) - 1
+        if order is None:  # the first pass (shift 0): ``key`` is the caller's
+            part = key & mask
+        else:  # a gather: ours to shift and mask in place
+            part = key[order]
+            part >>= shift
+            part &= mask
+        digit = part.astype("uint8" if width <= 8 else "uint16")
         step = np.argsort(digit, kind="stable")  # numpy: a counting sort on 8/16 bits
         order = step if order is None else order[step]
         shift += width
@@ -793,6 +807,46 @@ def concat(batches: list) -> ColBatch | None:
     return consolidate([np.concatenate([b.columns[c] for b in batches])
                         for c in range(len(kinds))], kinds,
                        np.concatenate([b.weights for b in batches]))
+
+
+def concat_fresh(batches: list) -> ColBatch | None:
+    """The sum of batches whose rows all have weight 1 and which are known to
+    hold no row twice between them, in columns: their arrays concatenated,
+    no sort. ``None`` (the caller then sums them: :func:`concat`) when a
+    batch does not fit columns, their kinds differ or a weight is not 1.
+
+    An Export's epoch of a Distinct Trace is such a sum: the Distinct's
+    outputs at the epoch's iterations add up to -1, 0 or 1 per row, so when
+    every weight is 1 no row comes twice. (Same generation on the depth-10
+    tree: its 1.4 million rows were consolidated by a sort, 66 ms of the
+    batch's 370 ms CPU, for nothing.)
+
+    >>> a, b = ColBatch.from_rows({(1, 2): 1}), ColBatch.from_rows({(0, 5): 1, (3, 3): 1})
+    >>> s = concat_fresh([a, {(7, 7): 1}, b]); dict(s), s.bounds
+    ({(1, 2): 1, (7, 7): 1, (0, 5): 1, (3, 3): 1}, None)
+    >>> concat_fresh([a, {(4, 4): -1}]) is None
+    True
+    """
+    columnar = []
+    for batch in batches:
+        if not batch:
+            continue
+        found = ColBatch.from_rows(batch)
+        if found is None or not bool((found.weights == 1).all()):
+            return None
+        columnar.append(found)
+    if not columnar or any(b.kinds != columnar[0].kinds for b in columnar):
+        return None
+    if len(columnar) == 1:
+        return columnar[0]
+    kinds = columnar[0].kinds
+    bounds = None
+    if all(b.bounds is not None for b in columnar):
+        bounds = [(min(b[0] for b in column), max(b[1] for b in column))
+                  for column in zip(*(b.bounds for b in columnar))]
+    return ColBatch([np.concatenate([b.columns[c] for b in columnar])
+                     for c in range(len(kinds))], kinds,
+                    np.concatenate([b.weights for b in columnar]), bounds)
 
 
 def as_columns(batch: Mapping, minimum: int | None = None) -> ColBatch | None:

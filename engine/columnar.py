@@ -435,7 +435,10 @@ def interleave(first: Run, second: Run, bounds: list, at: np.ndarray | None = No
                mix(first.weights, second.weights), 0, bounds, unique)
 
 
-def merge_runs(runs: list, key_column: int) -> Run | None:
+def merge_runs(runs: list, key_column: int, consume: bool = False) -> Run | None:
+    """The runs merged into one (``None`` when their entries cancel out).
+    With ``consume``, the list is the caller's no more: a large merge empties
+    it as it packs each run (:func:`merge_packed`)."""
     bounds = None
     if all(r.bounds is not None for r in runs):
         bounds = [(min(b[0] for b in column), max(b[1] for b in column))
@@ -443,10 +446,86 @@ def merge_runs(runs: list, key_column: int) -> Run | None:
         if (len(runs) == 2 and len(runs[0].columns) == 1
                 and runs[0].bounds[-1][1] < runs[1].bounds[-1][0]):
             return interleave(runs[0], runs[1], bounds)
+    if sum(map(len, runs)) >= colbatch.RADIX_ROWS:
+        found = merge_packed(runs, key_column, consume)
+        if found is not NotImplemented:
+            return found
     return make_run([np.concatenate([r.columns[c] for r in runs])
                      for c in range(len(runs[0].columns))],
                     np.concatenate([r.iterations for r in runs], dtype=INT64),
                     np.concatenate([r.weights for r in runs], dtype=INT64), key_column, bounds)
+
+
+def merge_packed(runs: list, key_column: int, consume: bool = False):
+    """:func:`make_run` of the runs' entries together, each run packed
+    straight into its stretch of one key array: no column of all the entries
+    is made before the sort. ``NotImplemented`` when the entries do not pack
+    into 63 bits (:func:`make_run` then). With ``consume``, each run leaves
+    the list once packed, its arrays freed before the sort when nothing else
+    holds them (a child circuit's appends at its commit).
+
+    Same generation on the depth-10 tree: its commit merges 1.4 million
+    entries of 3 columns and was the load's peak; peak RSS 312 -> 255 MB
+    packed run by run, -> 233 MB consumed (page faults of the load 48,000 ->
+    41,000)."""
+    bounds = []
+    for run in runs:
+        found = run.bounds
+        if found is None:
+            ordered = [run.keys, *(c for at, c in enumerate(run.columns) if at != key_column),
+                       run.iterations]
+            if not len(run) or any(c.dtype.kind != "i" for c in ordered):
+                return NotImplemented
+            found = [(int(c.min()), int(c.max())) for c in ordered]
+        bounds.append(found)
+    bounds = [(min(b[0] for b in column), max(b[1] for b in column))
+              for column in zip(*bounds)]
+    widths = [(high - low).bit_length() for low, high in bounds]
+    bits = sum(widths)
+    if bits > 63:
+        return NotImplemented
+    key = np.empty(sum(map(len, runs)), dtype=INT64)
+    weights = np.empty(len(key), dtype=INT64)
+    scratch = np.empty(max(map(len, runs)), dtype=INT64)
+    start = 0
+    for run in (_consumed(runs) if consume else runs):
+        part, value = key[start:start + len(run)], scratch[:len(run)]
+        weights[start:start + len(run)] = run.weights
+        start += len(run)
+        ordered = [run.keys, *(c for at, c in enumerate(run.columns) if at != key_column),
+                   run.iterations]
+        first = True
+        for column, (low, _), width in zip(ordered, bounds, widths):
+            if not width:
+                continue
+            if first:  # (int64 out of narrowed iterations too)
+                np.subtract(column, low, out=part, dtype=INT64)
+                first = False
+                continue
+            part <<= width
+            np.subtract(column, low, out=value, dtype=INT64)
+            part |= value
+        if first:  # every entry the same
+            part[:] = 0
+        del run, ordered, column
+    del scratch, part, value
+    key, weights, _ = sum_packed(key, bits, weights)
+    if not len(weights):
+        return None
+    columns = unpack_key(key, bounds, widths)
+    iterations = columns.pop()
+    columns.insert(key_column, columns.pop(0))
+    if len(weights) >= colbatch.NARROW_ROWS:
+        iterations = narrow(iterations)
+        weights = narrow(weights)
+    return Run(columns, iterations, weights, key_column, bounds)
+
+
+def _consumed(runs: list) -> Iterator:
+    """The runs, each taken out of the list as it is given."""
+    runs.reverse()
+    while runs:
+        yield runs.pop()
 
 
 def push_run(spine: list, run: Run | None, key_column: int, floor: int = 0,
@@ -979,7 +1058,7 @@ class ColumnarTrace:
             while spine and len(spine[-1]) < FACTOR * size:  # push_run would merge it
                 tail.insert(0, spine.pop())                 # next: one sort for all
                 size += len(tail[0])
-            push_run(spine, merge_runs(tail, self.key_column), self.key_column)
+            push_run(spine, merge_runs(tail, self.key_column, consume=True), self.key_column)
         return self._cur
 
     def index_rows(self, batch: Mapping) -> dict:

@@ -346,8 +346,14 @@ class Export(Node):
         self._end_log()
         if self.parts:
             from engine.operators.columns import plus
+            from engine.operators.distinct import DistinctTraceNode
 
-            found = plus(self.parts + [self.acc]) if self.acc else plus(self.parts)
+            batches = self.parts + [self.acc] if self.acc else self.parts
+            found = None
+            if isinstance(self.reads[0], DistinctTraceNode):  # its epoch: -1, 0 or 1 a row
+                found = colbatch.concat_fresh(batches)
+            if found is None:
+                found = plus(batches)
             if found is None:
                 for part in self.parts:
                     add_into(self.acc, part)

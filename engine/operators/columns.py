@@ -183,7 +183,11 @@ def probe_expand(lo: np.ndarray, counts: np.ndarray):
     if len(mine) == total:
         return mine, lo[mine]
     mine = np.repeat(np.arange(len(counts)), counts)
-    theirs = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
+    first = np.cumsum(counts)  # (in place from here: fewer temporaries to fault in)
+    first -= counts
+    np.subtract(lo, first, out=first)  # each sought entry's first match, less its offset
+    theirs = np.repeat(first, counts)
+    theirs += np.arange(total)
     return mine, theirs
 
 

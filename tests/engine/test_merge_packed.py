@@ -1,0 +1,72 @@
+"""A merge of runs packed run by run into one key (engine.columnar.merge_packed)
+equals :func:`~engine.columnar.make_run` of their entries concatenated: the
+same entries in the same order, equal ones summed, zeros dropped, the
+iterations and weights narrowed as there (runs of several columns, any key
+column, narrowed iterations and weights, bounds known or not); consuming
+the list of runs changes only the list."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import colbatch
+from engine.columnar import Run, make_run, merge_packed, merge_runs
+
+ENTRY = st.tuples(st.integers(-4, 9), st.integers(0, 1 << 20), st.integers(0, 3),
+                  st.sampled_from([-1, 1, 2]))
+
+
+def raw_run(entries: list, key_column: int, bounds: bool, narrowed: bool) -> Run:
+    """An unsorted run of ``(x, y, iteration, weight)`` entries, as a child
+    circuit's appends wait in a trace's tail (bounds given or not)."""
+    x, y, at, w = (np.array(c, dtype="int64") for c in zip(*entries))
+    if narrowed:
+        at, w = at.astype("int8"), w.astype("int8")
+    columns = [x, y]
+    found = None
+    if bounds:
+        ordered = [columns[key_column], columns[1 - key_column], at]
+        found = [(int(c.min()), int(c.max())) for c in ordered]
+    return Run(columns, at, w, key_column, found)
+
+
+def entries_of(run: Run | None) -> list:
+    if run is None:
+        return []
+    return list(zip(*(c.tolist() for c in run.columns), run.iterations.tolist(),
+                    run.weights.tolist()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(ENTRY, min_size=1, max_size=30), min_size=1, max_size=4),
+       st.integers(0, 1), st.booleans(), st.booleans())
+def test_a_packed_merge_is_make_run_of_the_entries(parts, key_column, bounds, narrowed):
+    runs = [raw_run(entries, key_column, bounds, narrowed) for entries in parts]
+    found = merge_packed(runs, key_column)
+    expected = make_run([np.concatenate([r.columns[c] for r in runs]) for c in range(2)],
+                        np.concatenate([r.iterations for r in runs], dtype="int64"),
+                        np.concatenate([r.weights for r in runs], dtype="int64"), key_column)
+    assert entries_of(found) == entries_of(expected)
+    given_up = list(runs)  # consumed: the same merge, the list emptied
+    assert entries_of(merge_packed(given_up, key_column, consume=True)) == entries_of(expected)
+    assert given_up == []
+    if found is not None:
+        assert found.keys is found.columns[key_column]
+        for column, (low, high) in zip([found.keys, found.columns[1 - key_column],
+                                        found.iterations], found.bounds):
+            assert low <= int(column.min()) and int(column.max()) <= high
+
+
+def test_a_packed_merge_declines_entries_past_63_bits():
+    wide = Run([np.array([0, 1 << 40]), np.array([0, 1 << 30])], np.array([0, 1]),
+               np.array([1, 1]), 0)
+    assert merge_packed([wide, wide], 0) is NotImplemented
+    many = [(k % 7, k, k % 3, 1) for k in range(colbatch.RADIX_ROWS)]
+    runs = [raw_run(many, 0, False, False), raw_run(many[:5], 0, False, True)]
+    merged = merge_runs(runs, 0)  # large enough: packed
+    assert entries_of(merged) == entries_of(make_run(
+        [np.concatenate([r.columns[c] for r in runs]) for c in range(2)],
+        np.concatenate([r.iterations for r in runs], dtype="int64"),
+        np.concatenate([r.weights for r in runs], dtype="int64"), 0))
