@@ -1106,14 +1106,17 @@ class ColumnarTrace:
         return ColumnarCursor(self._past, self.nested, self.epoch - 1, self.older,
                               self.past_memo())
 
-    def past_memo(self) -> dict:
+    def past_memo(self) -> dict | None:
         """key -> the entries :func:`gather` found under it in the past runs
         (``()``: none), while the runs stay the same and for this epoch only
         (dropped at commit and rollback; at most :data:`MEMO_KEYS` keys): an
         update's loop seeks the same keys of a past again at later
         iterations (Andersen's analysis: 58% of the keys its joins sought in
-        a past had been sought in it earlier in the epoch)."""
+        a past had been sought in it earlier in the epoch). ``None`` while
+        the past is empty."""
         memo, past = self.memo, self._past
+        if not past:
+            return None
         if (memo is None or len(memo[0]) != len(past) or len(memo[1]) >= MEMO_KEYS
                 or any(a is not b for a, b in zip(memo[0], past))):
             memo = self.memo = (list(past), {})

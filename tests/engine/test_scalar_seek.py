@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import columnar
+from engine import colbatch, columnar
 from engine.columnar import ColumnarCursor, ColumnarTrace, Run, gather, make_run
 
 
@@ -90,6 +90,7 @@ def test_a_memo_of_gathered_keys_answers_as_the_runs_do(parts, probes, overlaid)
 
 def test_a_trace_s_memo_sees_its_past_change():
     trace = ColumnarTrace(nested=True, index=("cols", (0,)))
+    assert trace.past_memo() is None  # (nothing to remember)
     trace.append_columns(columnar_batch([(k, k + 100) for k in range(2000)]), 0)
     trace.commit()
     assert trace.past_cursor().gather([(5,)]) == {(5,): [((5, 105), (0, 1))]}
@@ -118,3 +119,18 @@ def columnar_batch(rows: list):
     from engine.colbatch import ColBatch
 
     return ColBatch.from_rows({row: 1 for row in rows})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(entries, min_size=1, max_size=4), st.lists(st.integers(-1, 14), max_size=12),
+       st.booleans())
+def test_a_gather_of_few_keys_finds_what_the_vectorised_gather_finds(parts, sought, nested):
+    spine = [run for run in map(run_of, parts) if run is not None]
+    keys = [(k,) for k in sought]
+    saved = colbatch.GATHER_FEW
+    try:
+        colbatch.GATHER_FEW = -1
+        vectorised = gather(spine, keys, nested)
+    finally:
+        colbatch.GATHER_FEW = saved
+    assert columnar.gather_few(spine, keys, nested) == vectorised
