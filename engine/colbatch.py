@@ -87,7 +87,9 @@ PLUS_ROWS = 256
 #: A Distinct Trace whose state is packed takes a batch (with the rows due at
 #: the iteration) of fewer rows than this row by row on the packed state, as
 #: cheap as on dicts (engine.operators.packedsmall: Andersen's analysis on
-#: ~60,000 packed rows, ~3 µs a row that way, ~150 µs the vectorised step).
+#: ~60,000 packed rows, ~3 µs a row that way, ~150 µs the vectorised step;
+#: twice as many when its past has no box directory:
+#: engine.operators.packedsmall.UNBOXED_FACTOR).
 SMALL_ROWS = 64
 #: A join's delta under 1,024 rows (engine.operators.columns.DISTINCT_PROBE)
 #: is sorted by its key before probing a part of the other trace only when a

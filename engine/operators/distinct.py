@@ -32,7 +32,7 @@ from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
 from engine.operators import densesums, rootcols, sealed
 from engine.operators.columns import Packing, distinct_step, key_run
-from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_step
+from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_rows, small_step
 from engine.operators.sealed import SealedTrace
 from engine.trace import (
     MAX_PACKED,
@@ -407,7 +407,7 @@ class DistinctTraceNode(Node):
         appended row by row (:mod:`engine.operators.packedsmall`)."""
         packed = self.packed
         parts = packed.scheduled.get(i) if self.heap and self.heap[0] == i else None
-        if len(batch) + (sum(map(len, parts)) if parts else 0) < colbatch.SMALL_ROWS:
+        if len(batch) + (sum(map(len, parts)) if parts else 0) < small_rows(packed):
             self._drop_dense()  # (the small step reads and appends past the table)
             heap = self.heap
             out = small_step(packed, self.packing, batch, i, parts or (),

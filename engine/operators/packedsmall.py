@@ -73,6 +73,41 @@ OVERLAY_ROWS = PAST_FLOOR
 #: 8.0/4.0; 4 runs, 2 keys 6.8/6.5, 4 keys 21/10 (it was
 #: :data:`~engine.colbatch.GATHER_FEW`, 16, the join's crossover).
 PROBE_FEW = 2
+#: A packed state none of whose past runs has a box directory
+#: (engine.operators.densesums.BoxDirectory: its vectorised step's probes of
+#: the past are then binary searches) takes batches under this many times
+#: :data:`~engine.colbatch.SMALL_ROWS` row by row. Single-fact updates, CPU
+#: ms, mean and median, SMALL_ROWS 64 / 128 for every state, five runs
+#: alternated (loaded machine): negagg-1000-1500 (no box) medians 4.9, 6.4,
+#: 6.1, 6.2, 5.0 / 4.6, 4.0, 4.1, 5.1, 4.3, means equal (10.9-12.3 /
+#: 11.1-12.1); andersen-200x50 (no box) medians 1.22-1.27 / 1.08-1.21, means
+#: equal; tc-random-1000-2000 (its 1.2 million entries boxed) medians 7.3,
+#: 8.5, 7.8, 7.3, 7.4 / 7.9, 8.9, 7.9, 8.1, 8.0 and means 9.7-11.4 /
+#: 10.2-11.1: it keeps SMALL_ROWS.
+UNBOXED_FACTOR = 2
+
+
+def small_rows(trace: OverlaidTrace) -> int:
+    """The rows (with those due) under which a batch of the packed ``trace``
+    is taken row by row (:func:`small_step`): :data:`~engine.colbatch.SMALL_ROWS`,
+    :data:`UNBOXED_FACTOR` times that when no past run has a box directory.
+
+    >>> from engine.operators.columns import Packing
+    >>> from engine.operators.densesums import BoxDirectory
+    >>> packing = Packing(2)
+    >>> keys = packing.pack([np.array([0, 1]), np.array([1, 0])])
+    >>> trace = OverlaidTrace()
+    >>> trace.past.append(key_run(keys, np.zeros(2, dtype=INT64), np.ones(2, dtype=INT64)))
+    >>> small_rows(trace) == UNBOXED_FACTOR * colbatch.SMALL_ROWS
+    True
+    >>> trace.past[0].directory = BoxDirectory(packing, trace.past[0], [(0, 1), (0, 1)])
+    >>> small_rows(trace) == colbatch.SMALL_ROWS
+    True
+    """
+    for run in trace.past:
+        if run.directory:  # (a BoxDirectory; False or None: none)
+            return colbatch.SMALL_ROWS
+    return UNBOXED_FACTOR * colbatch.SMALL_ROWS
 
 
 class OverlaidTrace(PackedTrace):
