@@ -93,7 +93,9 @@ PLUS_FEW = 4
 #: A Distinct Trace whose state is packed takes a batch (with the rows due at
 #: the iteration) of fewer rows than this row by row on the packed state, as
 #: cheap as on dicts (engine.operators.packedsmall: Andersen's analysis on
-#: ~60,000 packed rows, ~3 µs a row that way, ~150 µs the vectorised step).
+#: ~60,000 packed rows, ~3 µs a row that way, ~150 µs the vectorised step;
+#: twice as many when its past has no box directory:
+#: engine.operators.packedsmall.UNBOXED_FACTOR).
 SMALL_ROWS = 64
 #: A join's delta under 1,024 rows (engine.operators.columns.DISTINCT_PROBE)
 #: is sorted by its key before probing a part of the other trace only when a
@@ -217,11 +219,16 @@ COMMIT_ROWS = 4096
 #: 16 rows 366/18, 32 rows 334/29, 64 rows 389/135.
 OVERLAY_APPEND = 32
 #: A row join's probe of a columnar trace for this few keys times runs or
-#: fewer seeks each key in each run by a scalar ``searchsorted``
-#: (engine.columnar.gather_few) instead of the vectorised gather: on runs of
-#: 20,000 and 5,000 entries, µs vectorised/scalar: 1 key 84/4, 2 keys 50/6,
-#: 4 keys 103/39, 8 keys 115/65, 16 keys 126/128, 32 keys 148/259.
-GATHER_FEW = 16
+#: fewer seeks each key in each run by itself (engine.columnar.gather_few:
+#: ``Run.span``, a binary search of the keys' memoryview or a directory, no
+#: numpy call) instead of the vectorised gather: µs a probe scalar/vectorised
+#: (both on the same random runs and keys, loaded machine), by keys times
+#: runs: runs of 152,000, 30,000, 5,500 and 166 entries (19 a key): 4
+#: 7.7/103, 8 30/110, 16 68/139, 32 144/201, 64 288/262; runs of 15,000 and
+#: 3,400 (1.5 a key): 8 10/73, 16 49/104, 32 98/125, 64 158/136. (16 when
+#: each key was a scalar ``searchsorted``: runs of 20,000 and 5,000, 16 keys
+#: 126/128, 32 keys 148/259.)
+GATHER_FEW = 32
 #: A long thin loop (from iteration LONG_LOOP, a few rows an iteration): a
 #: child's key-less join trace (engine.logtrace) goes into a log of typed arrays
 #: once the epoch appended LOG_FROM rows (moved in bulk, ~0.3 µs an entry; an

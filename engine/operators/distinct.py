@@ -32,7 +32,7 @@ from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
 from engine.operators import densesums, rootcols, sealed
 from engine.operators.columns import Packing, distinct_step, key_run
-from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_step
+from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_rows, small_step
 from engine.operators.sealed import SealedTrace
 from engine.trace import (
     MAX_PACKED,
@@ -396,7 +396,7 @@ class DistinctTraceNode(Node):
         appended row by row (:mod:`engine.operators.packedsmall`)."""
         packed = self.packed
         parts = packed.scheduled.get(i) if self.heap and self.heap[0] == i else None
-        small = colbatch.SMALL_ROWS if packed.sums is None else colbatch.TABLE_SMALL_ROWS
+        small = small_rows(packed) if packed.sums is None else colbatch.TABLE_SMALL_ROWS
         if len(batch) + (sum(map(len, parts)) if parts else 0) < small:
             heap = self.heap
             out = small_step(packed, self.packing, batch, i, parts or (),

@@ -15,8 +15,9 @@ with the epoch's runs, ``w3``), and ``older``, those of earlier epochs (read
 with the past runs; at commit ``recent`` is added to it). ``older`` becomes a
 run of the past when it reaches :data:`OVERLAY_ROWS` entries, and both
 overlays do before a vectorised step (which reads runs only). A small batch
-(:func:`small_step`) packs each row in Python and finds its history in each
-run with one scalar ``searchsorted`` (~0.5 µs, no array made): the formula of
+(:func:`small_step`) packs each row in Python and finds the rows' histories
+with one ``searchsorted`` of them all per run (:func:`probe`; a single row
+by a binary search of the run's keys, no array made): the formula of
 Distinct Trace row by row, as the dict loop computes it.
 
 **Reads** (:class:`PackedCollection`): a session's ``size``, ``query``,
@@ -62,6 +63,51 @@ KNOWN_ROWS = 1 << 16
 #: The ``older`` overlay becomes a run of the past at this many rows (a run
 #: of that many is what the past's small runs merge up to anyway).
 OVERLAY_ROWS = PAST_FLOOR
+#: :func:`probe` seeks each key in each run by itself (:func:`probe_few`)
+#: only for this few keys times runs: the vectorised probe of packed rows is
+#: lean (an array of the keys, two ``searchsorted`` and two ``tolist`` a
+#: run), and random packed rows miss the cache in a binary search either
+#: way. Runs of 417,000, 78,000, 17,000 and 1,900 random packed rows, half
+#: the keys present, µs per probe scalar/vectorised: 1 run, 2 keys 2.1/2.0,
+#: 4 keys 4.6/2.5, 8 keys 9.9-20/3.6-4.0; 2 runs, 2 keys 3.8/3.3, 4 keys
+#: 8.0/4.0; 4 runs, 2 keys 6.8/6.5, 4 keys 21/10 (it was
+#: :data:`~engine.colbatch.GATHER_FEW`, 16, the join's crossover).
+PROBE_FEW = 2
+#: A packed state none of whose past runs has a box directory
+#: (engine.operators.densesums.BoxDirectory: its vectorised step's probes of
+#: the past are then binary searches) takes batches under this many times
+#: :data:`~engine.colbatch.SMALL_ROWS` row by row. Single-fact updates, CPU
+#: ms, mean and median, SMALL_ROWS 64 / 128 for every state, five runs
+#: alternated (loaded machine): negagg-1000-1500 (no box) medians 4.9, 6.4,
+#: 6.1, 6.2, 5.0 / 4.6, 4.0, 4.1, 5.1, 4.3, means equal (10.9-12.3 /
+#: 11.1-12.1); andersen-200x50 (no box) medians 1.22-1.27 / 1.08-1.21, means
+#: equal; tc-random-1000-2000 (its 1.2 million entries boxed) medians 7.3,
+#: 8.5, 7.8, 7.3, 7.4 / 7.9, 8.9, 7.9, 8.1, 8.0 and means 9.7-11.4 /
+#: 10.2-11.1: it keeps SMALL_ROWS.
+UNBOXED_FACTOR = 2
+
+
+def small_rows(trace: OverlaidTrace) -> int:
+    """The rows (with those due) under which a batch of the packed ``trace``
+    is taken row by row (:func:`small_step`): :data:`~engine.colbatch.SMALL_ROWS`,
+    :data:`UNBOXED_FACTOR` times that when no past run has a box directory.
+
+    >>> from engine.operators.columns import Packing
+    >>> from engine.operators.densesums import BoxDirectory
+    >>> packing = Packing(2)
+    >>> keys = packing.pack([np.array([0, 1]), np.array([1, 0])])
+    >>> trace = OverlaidTrace()
+    >>> trace.past.append(key_run(keys, np.zeros(2, dtype=INT64), np.ones(2, dtype=INT64)))
+    >>> small_rows(trace) == UNBOXED_FACTOR * colbatch.SMALL_ROWS
+    True
+    >>> trace.past[0].directory = BoxDirectory(packing, trace.past[0], [(0, 1), (0, 1)])
+    >>> small_rows(trace) == colbatch.SMALL_ROWS
+    True
+    """
+    for run in trace.past:
+        if run.directory:  # (a BoxDirectory; False or None: none)
+            return colbatch.SMALL_ROWS
+    return UNBOXED_FACTOR * colbatch.SMALL_ROWS
 
 
 class OverlaidTrace(PackedTrace):
@@ -273,7 +319,7 @@ def probe(spine: list, keys: list) -> dict:
     found: dict = {}
     if not spine:
         return found
-    if len(keys) * len(spine) <= colbatch.GATHER_FEW:  # each key by a scalar search
+    if len(keys) * len(spine) <= PROBE_FEW:  # each key by a scalar search
         return probe_few(spine, keys)
     sought = np.array(keys, dtype=INT64)
     for run in spine:

@@ -167,12 +167,12 @@ def test_a_probe_of_few_keys_finds_what_the_vectorised_probe_finds(runs, keys):
         run = key_run(*columns)
         if run is not None:
             spine.append(run)
-    saved = colbatch.GATHER_FEW
+    saved = packedsmall.PROBE_FEW
     try:
-        colbatch.GATHER_FEW = -1
+        packedsmall.PROBE_FEW = -1
         vectorised = packedsmall.probe(spine, keys)
     finally:
-        colbatch.GATHER_FEW = saved
+        packedsmall.PROBE_FEW = saved
     assert packedsmall.probe_few(spine, keys) == vectorised
 
 
