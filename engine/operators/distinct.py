@@ -31,7 +31,7 @@ from engine.colbatch import INT64, ColBatch
 from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
 from engine.operators import densesums, rootcols, sealed
-from engine.operators.columns import Packing, distinct_step, key_run
+from engine.operators.columns import Packing, distinct_columns, distinct_step, key_run
 from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_rows, small_step
 from engine.operators.sealed import SealedTrace
 from engine.trace import (
@@ -309,15 +309,15 @@ class DistinctTraceNode(Node):
     # -- the columnar path (engine.operators.columns) -------------------------
 
     def _packed_batch(self, batch):
-        """``(packed rows, weights, bounds)`` of a batch (``bounds``: each
-        column's ``(low, high)``, if known), or ``None`` if it does not pack."""
+        """``(packed rows, weights, bounds, columns)`` of a batch (``bounds``:
+        each column's ``(low, high)``, if known), or ``None`` if it does not pack."""
         columns = ColBatch.from_rows(batch)
         if columns is None or not columns.int_only:
             return None
         if self.packing is None:
             self.packing = Packing(len(columns.columns))
         keys = self.packing.pack(columns.columns, columns.bounds)
-        return None if keys is None else (keys, columns.weights, columns.bounds)
+        return None if keys is None else (keys, columns.weights, columns.bounds, columns.columns)
 
     def _pack_rows(self, rows: list):
         table = np.array(rows) if rows else np.zeros((0, self.packing.arity), dtype=INT64)
@@ -415,10 +415,10 @@ class DistinctTraceNode(Node):
             found = self._packed_batch(batch)
             if found is None:
                 return False
-            keys, weights, bounds = found
+            keys, weights, bounds, columns = found
         else:
             keys = weights = np.zeros(0, dtype=INT64)
-            bounds = None
+            bounds = columns = None
         due = None
         if self.heap and self.heap[0] == i:
             heapq.heappop(self.heap)
@@ -431,11 +431,17 @@ class DistinctTraceNode(Node):
         colbatch.COUNTS["distinct"] += 1
         packed.sums = densesums.prepared(packed.sums, packed, self.packing, bounds, keys, due, i)
         densesums.index_past(packed.past, self.packing)
-        rows, delta = distinct_step(self.packed, keys, weights, i, due,
-                                    lambda j: heapq.heappush(heap, j), packed.sums)
+        push = lambda j: heapq.heappush(heap, j)  # noqa: E731
+        theirs = False
+        if columns is None:
+            rows, delta = distinct_step(packed, keys, weights, i, due, push, packed.sums)
+            columns = self.packing.unpack(rows)
+        else:  # (the batch's columns: its bounds hold the output's values)
+            columns, delta, theirs = distinct_columns(packed, columns, keys, weights, i, due,
+                                                      push, packed.sums, self.packing.unpack)
         self.fresh = False
-        self.out = (ColBatch(self.packing.unpack(rows), ("i",) * self.packing.arity, delta)
-                    if len(delta) else EMPTY)
+        self.out = (ColBatch(columns, ("i",) * self.packing.arity, delta,
+                             bounds if theirs else None) if len(delta) else EMPTY)
         return True
 
     def evaluate(self, i: int) -> None:
