@@ -501,6 +501,8 @@ def merge_runs(runs: list, key_column: int, consume: bool = False) -> Run | None
     """The runs merged into one (``None`` when their entries cancel out).
     With ``consume``, the list is the caller's no more: a large merge empties
     it as it packs each run (:func:`merge_packed`)."""
+    if len(runs) == 2 and cancels(*runs):
+        return None
     bounds = None
     if all(r.bounds is not None for r in runs):
         bounds = [(min(b[0] for b in column), max(b[1] for b in column))
@@ -516,6 +518,29 @@ def merge_runs(runs: list, key_column: int, consume: bool = False) -> Run | None
                      for c in range(len(runs[0].columns))],
                     np.concatenate([r.iterations for r in runs], dtype=INT64),
                     np.concatenate([r.weights for r in runs], dtype=INT64), key_column, bounds)
+
+
+def cancels(first: Run, second: Run) -> bool:
+    """Whether ``second`` holds ``first``'s entries, position by position,
+    with the opposite weights (their sum is empty): the past's run of an epoch
+    and the next epoch's that undoes it (a fact retracted, then inserted
+    again), merged at commit. A comparison of the arrays instead of a sort:
+    a 1,000-node chain's pair of single-fact updates merged 2 x 250,000
+    entries of its join trace and of its Distinct's to nothing.
+
+    >>> a = Run([np.array([1, 2]), np.array([5, 6])], np.array([0, 3]), np.array([1, 2]), 0)
+    >>> b = Run(a.columns, a.iterations, np.array([-1, -2]), 0)
+    >>> cancels(a, b), cancels(a, Run(a.columns, np.array([0, 2]), b.weights, 0))
+    (True, False)
+    """
+    n = len(first)
+    if (not n or len(second) != n or len(first.columns) != len(second.columns)
+            or int(first.weights[0]) != -int(second.weights[0])
+            or first.keys[-1] != second.keys[-1]):
+        return False
+    return (bool((first.weights == -second.weights.astype(INT64)).all())
+            and np.array_equal(first.iterations, second.iterations)
+            and all(np.array_equal(a, b) for a, b in zip(first.columns, second.columns)))
 
 
 def merge_packed(runs: list, key_column: int, consume: bool = False):

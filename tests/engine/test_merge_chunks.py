@@ -58,3 +58,41 @@ def test_a_chunk_packs_many_runs_with_few_calls(monkeypatch):
     found = merge_packed(runs, 0)
     monkeypatch.undo()
     assert len(found) == 3000 and len(calls) == 4   # keys, other column, iterations, weights
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(ENTRY, min_size=1, max_size=20), st.integers(0, 1), st.booleans(),
+       st.sampled_from(["same", "iteration", "row", "weight", "shorter"]))
+def test_a_run_and_its_undoing_merge_to_nothing(entries, key_column, narrowed, change):
+    """A run merged with one of the same entries and opposite weights gives
+    nothing (engine.columnar.cancels, no sort); one entry different (an
+    iteration, a row, a weight) or one missing, the general merge."""
+    first = make_run([np.array([e[0] for e in entries]), np.array([e[1] for e in entries])],
+                     np.array([e[2] for e in entries]), np.array([e[3] for e in entries]),
+                     key_column)
+    if first is None:
+        return
+    columns = [c.copy() for c in first.columns]
+    iterations, weights = first.iterations.astype("int64"), -first.weights.astype("int64")
+    if change == "iteration":
+        iterations[-1] += 1
+    elif change == "row":
+        columns[1 - key_column][0] += 1
+    elif change == "weight":
+        weights[0] -= 1
+    if narrowed:
+        iterations, weights = iterations.astype("int16"), weights.astype("int16")
+    second = Run(columns, iterations, weights, key_column)
+    if change == "shorter":
+        if len(first) < 2:
+            return
+        second = Run([c[1:] for c in columns], iterations[1:], weights[1:], key_column)
+    expected = make_run([np.concatenate([r.columns[c] for r in (first, second)])
+                         for c in range(2)],
+                        np.concatenate([first.iterations, second.iterations], dtype="int64"),
+                        np.concatenate([first.weights, second.weights], dtype="int64"),
+                        key_column)
+    assert columnar.cancels(first, second) == (change == "same")
+    assert entries_of(columnar.merge_runs([first, second], key_column)) == entries_of(expected)
+    if change == "same":
+        assert expected is None
