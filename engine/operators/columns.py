@@ -415,16 +415,18 @@ def gather(spine: list, sought: np.ndarray):
     return None if found is None else found[:3]
 
 
-def gather_once(spine: list, sought: np.ndarray):
+def gather_once(spine: list, sought: np.ndarray, columns: list | None = None):
     """:func:`gather`, and whether each sought index is in it at most once
     (one run held the matches, and no key repeats in it): then the weights
-    can be assigned where they would be added (``np.add.at``)."""
+    can be assigned where they would be added (``np.add.at``). ``columns``:
+    the sought rows' columns, if at hand (a box directory's cells then come
+    from them)."""
     found = []
     unique = True
     for run in spine:
         box = run.directory
         if type(box) is BoxDirectory:  # a large past run indexed by cell
-            pairs = probe_expand(*box.spans(sought))
+            pairs = probe_expand(*box.spans(sought, columns))
         elif (width := run.window()) > 1:  # a few entries a key at most: one
             pairs = run.find_window(sought, width)  # search, a window after it
             if not len(pairs[0]):
@@ -563,7 +565,7 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
     ``same``: in order and nothing due); appends the batch to the trace and
     schedules rows at their next time (``heap_push(j)`` for an iteration not
     scheduled yet). ``columns``: the batch's columns, if at hand (a table's
-    cells are then found from them when ``same``).
+    cells and a past box directory's are then found from them when ``same``).
 
     ``w3`` (this epoch, every entry at an earlier iteration) is the weight
     sums of the current runs (:meth:`~engine.columnar.Run.weight_sums`);
@@ -593,7 +595,7 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
             if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
                 after = run.keys.searchsorted(rows, "right")
             w3 += run.weight_sums(rows, after)
-    found = gather_once(trace.past, rows)
+    found = gather_once(trace.past, rows, columns if same else None)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
     else:

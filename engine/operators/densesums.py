@@ -402,11 +402,15 @@ class BoxDirectory:
         starts[self.cells + 1] = len(run)
         self.starts = starts
 
-    def cells_of(self, keys: np.ndarray, check: bool = False) -> np.ndarray:
-        """The cells of packed rows; ``check``: those outside the box at
+    def cells_of(self, keys: np.ndarray, check: bool = False,
+                 columns: list | None = None) -> np.ndarray:
+        """The cells of packed rows (``columns``: their columns, when at
+        hand: not unpacked then); ``check``: those outside the box at
         ``cells`` (an empty slot: no entry)."""
         index = outside = None
-        for column, low, size in zip(self.packing.unpack(keys), self.lows, self.sizes):
+        if columns is None:
+            columns = self.packing.unpack(keys)
+        for column, low, size in zip(columns, self.lows, self.sizes):
             part = column - low if low else column.copy()
             if check:  # (negative: a huge unsigned value)
                 far = part.view(np.uint64) >= size
@@ -420,9 +424,10 @@ class BoxDirectory:
             index[outside] = self.cells
         return index
 
-    def spans(self, sought: np.ndarray):
-        """``(first entry, entries)`` of each sought packed row."""
-        index = self.cells_of(sought, check=True)
+    def spans(self, sought: np.ndarray, columns: list | None = None):
+        """``(first entry, entries)`` of each sought packed row (``columns``:
+        their columns, if at hand)."""
+        index = self.cells_of(sought, check=True, columns=columns)
         lo = self.starts[index]
         return lo.astype(np.intp), (self.starts[index + 1] - lo).astype(np.intp)
 

@@ -10,13 +10,16 @@ the same trace."""
 from __future__ import annotations
 
 import random
+from contextlib import contextmanager
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine import colbatch
 from engine.operators import densesums
-from engine.operators.columns import Packing, distinct_columns, distinct_step
+from engine.operators.columns import Packing, distinct_columns, distinct_step, key_run
+from engine.operators.densesums import BoxDirectory
 from engine.operators.packedsmall import OverlaidTrace
 from tests.engine.test_longtable import limits, past_entries
 
@@ -51,6 +54,7 @@ def run(history: dict, table: bool, columnar: bool, shuffle: bool) -> list:
                 if table:
                     trace.sums = densesums.prepared(trace.sums, trace, PACKING, None, keys,
                                                     due, i)
+                    densesums.index_past(trace.past, PACKING)   # (as the Distinct does)
                 if columnar:
                     copies = [c.copy() for c in columns]
                     out, delta, theirs = distinct_columns(trace, columns, keys, weights, i,
@@ -75,12 +79,45 @@ def run(history: dict, table: bool, columnar: bool, shuffle: bool) -> list:
     return outputs
 
 
+@contextmanager
+def boxed():
+    """Every past run indexed by a box directory (engine.operators.densesums.
+    BoxDirectory), whatever its size and density."""
+    old = colbatch.BOX_ROWS, colbatch.BOX_CELLS
+    colbatch.BOX_ROWS, colbatch.BOX_CELLS = 1, 1 << 20
+    try:
+        yield
+    finally:
+        colbatch.BOX_ROWS, colbatch.BOX_CELLS = old
+
+
 @settings(max_examples=200, deadline=None)
 @given(histories, st.booleans(), st.booleans())
 def test_columns_give_what_packed_rows_give(history, table, shuffle):
-    with limits():
+    """(With tables, every past run is indexed by a box directory.)"""
+    with limits(), boxed():
         assert (run(history, table, columnar=True, shuffle=shuffle)
                 == run(history, table, columnar=False, shuffle=shuffle))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 12), st.integers(0, 9)), min_size=1, max_size=30,
+                unique=True),
+       st.lists(st.tuples(st.integers(-5, 14), st.integers(-2, 11)), min_size=1, max_size=12,
+                unique=True))
+def test_a_box_directory_finds_rows_by_their_columns(past, sought):
+    """Cells from the sought rows' columns (some outside the box) are those
+    of their packed keys."""
+    columns = [np.array([r[c] for r in sorted(past)], dtype=np.int64) for c in (0, 1)]
+    run = key_run(PACKING.pack(columns), np.zeros(len(past), dtype=np.int64),
+                  np.ones(len(past), dtype=np.int64))
+    box = BoxDirectory(PACKING, run, densesums.bounds_of_packed(PACKING, run.keys))
+    wanted = [np.array([r[c] for r in sought], dtype=np.int64) for c in (0, 1)]
+    copies = [c.copy() for c in wanted]
+    keys = PACKING.pack(wanted)
+    assert all((a == b).all() for a, b in
+               zip(box.spans(keys, wanted), box.spans(keys)))
+    assert all((a == b).all() for a, b in zip(wanted, copies))
 
 
 def test_every_row_new_gives_the_batch_columns_themselves():
