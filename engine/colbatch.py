@@ -705,8 +705,13 @@ def sort_order(columns: list) -> np.ndarray:
                        for c in reversed(columns)])
 
 
-def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
+def consolidate(columns: list, kinds: tuple, weights: np.ndarray,
+                known: list | None = None) -> ColBatch:
     """Entries (any order, repeats allowed) summed per row, zeros dropped.
+    ``known``: each column's ``(low, high)``, when known (ints; the values
+    lie within): under :data:`RADIX_ROWS` entries the ranges are not found
+    again (a join's output, from its delta's and its run's; four numpy
+    calls an iteration of a long loop).
 
     Floats are compared by value (``-0.0`` is ``0.0``; a NaN equals only a
     NaN of the same bits), as dict keys would be up to NaN.
@@ -723,7 +728,10 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
         return ColBatch([], kinds, np.array([total] if total else [], dtype=INT64))
     columns = [c + 0.0 if c.dtype.kind == "f" else c for c in columns]  # -0.0 -> 0.0
     n = len(weights)
-    bounds = bounds_of(columns) if n > 1 and (len(columns) > 1 or n >= RADIX_ROWS) else None
+    if known is not None and n < RADIX_ROWS and kinds.count("i") == len(kinds):
+        bounds = known
+    else:
+        bounds = bounds_of(columns) if n > 1 and (len(columns) > 1 or n >= RADIX_ROWS) else None
     packed = packed_key(columns, bounds) if n >= RADIX_ROWS and bounds is not None else None
     if packed is not None:  # sort the packed key alone, the columns unpacked from it
         out = _consolidate_packed(packed, kinds, weights, bounds)
@@ -755,8 +763,8 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
             starts = new.nonzero()[0]
             weights = np.add.reduceat(weights, starts)
             columns = [c[starts] for c in columns]
-    keep = weights != 0
-    if np.count_nonzero(keep) < len(keep):
+    if np.count_nonzero(weights) < len(weights):  # (one call when none is 0)
+        keep = weights != 0
         columns = [c[keep] for c in columns]
         weights = weights[keep]
     return ColBatch(columns, kinds, weights, bounds)
@@ -792,8 +800,8 @@ def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = Fa
             key = key[starts]
             if order:
                 at = at[starts]
-    keep = weights != 0
-    if np.count_nonzero(keep) < len(keep):
+    if np.count_nonzero(weights) < len(weights):  # (one call when none is 0)
+        keep = weights != 0
         key, weights = key[keep], weights[keep]
         if order:
             at = at[keep]

@@ -224,12 +224,15 @@ class DeltaRun:
 
 
 def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_left: bool,
-              pieces: list, i: int | None = None, future=None) -> None:
+              pieces: list, i: int | None = None, future=None,
+              known: list | None = None) -> None:
     """Pairs of ``delta`` (the left side when ``delta_left``) with the runs of
     ``spine``, through ``projection`` ``((side, column), ...)``, appended to
     ``pieces`` as ``(columns, weights)``. With ``i`` (past epochs of a child
     circuit), pairs with a run entry at iteration ``j > i`` go to
-    ``future(j)`` (a list of pieces) instead."""
+    ``future(j)`` (a list of pieces) instead. ``known``: a list given each
+    piece's columns' ``(low, high)`` as the delta's and the run's bounds give
+    them (``None`` if not known), for :func:`finish`."""
     mine_side = 0 if delta_left else 1
     sought = delta.columns[key_column]
     if (spine and (len(spine) > 1 or len(spine[0].keys) > 4 * len(sought))
@@ -261,19 +264,48 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
                 columns = [c[now] for c in columns]
                 weights = weights[now]
         pieces.append((columns, weights))
+        if known is not None:
+            known.append(piece_bounds(delta, run, projection, mine_side))
 
 
-def finish(pieces: list, kinds: tuple) -> ColBatch:
-    """The consolidated sum of ``(columns, weights)`` pieces."""
+def piece_bounds(delta, run, projection, mine_side: int) -> list | None:
+    """Each output column's ``(low, high)`` for pairs of ``delta`` and
+    ``run`` through ``projection``: the delta's bounds and the run's
+    (``Run.bounds``: its key column's, then the others', in order), or
+    ``None`` when one is not known.
+
+    >>> run = Run([np.array([7, 9]), np.array([1, 2])], np.zeros(2), np.ones(2), 1,
+    ...           [(1, 2), (7, 9), (0, 0)])
+    >>> delta = ColBatch([np.array([5]), np.array([2])], ("i", "i"), np.ones(1), [(5, 5), (2, 2)])
+    >>> piece_bounds(delta, run, ((0, 0), (1, 0), (1, 1)), 0)
+    [(5, 5), (7, 9), (1, 2)]
+    """
+    found = getattr(delta, "bounds", None)
+    ranges = getattr(run, "bounds", None)
+    if found is None or ranges is None:
+        return None
+    key = next(c for c, column in enumerate(run.columns) if column is run.keys)
+    return [found[c] if side == mine_side else ranges[0] if c == key else ranges[c + (c < key)]
+            for side, c in projection]
+
+
+def finish(pieces: list, kinds: tuple, known: list | None = None) -> ColBatch:
+    """The consolidated sum of ``(columns, weights)`` pieces (``known``: each
+    piece's columns' bounds, :func:`join_part`'s, used when every piece has
+    them)."""
     if not pieces:
         return ColBatch([np.zeros(0, dtype=INT64) for _ in kinds], kinds,
                         np.zeros(0, dtype=INT64))
+    bounds = None
+    if known is not None and len(known) == len(pieces) and None not in known:
+        bounds = [(min(b[0] for b in column), max(b[1] for b in column))
+                  for column in zip(*known)]
     if len(pieces) == 1:
         columns, weights = pieces[0]
     else:
         columns = [np.concatenate([p[0][c] for p in pieces]) for c in range(len(kinds))]
         weights = np.concatenate([p[1] for p in pieces])
-    return consolidate(columns, kinds, weights)
+    return consolidate(columns, kinds, weights, bounds)
 
 
 def plus(batches: list) -> ColBatch | None:

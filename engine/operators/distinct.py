@@ -310,14 +310,19 @@ class DistinctTraceNode(Node):
 
     def _packed_batch(self, batch):
         """``(packed rows, weights, bounds, columns)`` of a batch (``bounds``:
-        each column's ``(low, high)``, if known), or ``None`` if it does not pack."""
+        each column's ``(low, high)``, if known: its values lie within), or
+        ``None`` if it does not pack."""
         columns = ColBatch.from_rows(batch)
         if columns is None or not columns.int_only:
             return None
         if self.packing is None:
             self.packing = Packing(len(columns.columns))
-        keys = self.packing.pack(columns.columns, columns.bounds)
-        return None if keys is None else (keys, columns.weights, columns.bounds, columns.columns)
+        bounds = columns.bounds
+        keys = self.packing.pack(columns.columns, bounds)
+        if keys is None and bounds is not None:  # (bounds wider than the values: a
+            bounds = None                        # join's from its inputs') found again
+            keys = self.packing.pack(columns.columns)
+        return None if keys is None else (keys, columns.weights, bounds, columns.columns)
 
     def _pack_rows(self, rows: list):
         table = np.array(rows) if rows else np.zeros((0, self.packing.arity), dtype=INT64)

@@ -533,11 +533,13 @@ class JoinNode(Node):
             out.append(found)
         return [*out, traces]
 
-    def finish_columns(self, pieces: list, kinds: tuple | None = None):
-        """The consolidated pairs (columns of ``kinds``, ints by default)
+    def finish_columns(self, pieces: list, kinds: tuple | None = None,
+                       known: list | None = None):
+        """The consolidated pairs (columns of ``kinds``, ints by default;
+        ``known``: the pieces' bounds, :func:`~engine.operators.columns.finish`)
         through the fused stages: on columns while they have a columnar form,
         then per row (counted; ``ColumnChain``)."""
-        out = col.finish(pieces, kinds or ("i",) * len(self.combine))
+        out = col.finish(pieces, kinds or ("i",) * len(self.combine), known)
         if not self.stages or not out:
             return out
         if self.column_stages is None:
@@ -547,12 +549,14 @@ class JoinNode(Node):
         self.row_fallbacks += colbatch.COUNTS["row_stages"] - before
         return out
 
-    def join_columns(self, pieces: list, a, b, i: int | None, traces=None) -> None:
+    def join_columns(self, pieces: list, a, b, i: int | None, traces=None,
+                     known: list | None = None) -> None:
         """The join of the deltas ``a`` and ``b`` (column batches or ``None``)
         with the traces (``traces``: the ``(left, right)`` traces in runs to
         read, if not the nodes' own), as pieces: at ``i`` (a child circuit) the trace's
         earlier iterations of this epoch count as now and past epochs at
-        ``max(i, j)``; in the root only past epochs, all now."""
+        ``max(i, j)``; in the root only past epochs, all now. ``known``: a
+        list given each piece's bounds (:func:`~engine.operators.columns.join_part`)."""
         colbatch.COUNTS["join"] += 1
         projection = self.combine
         left_key = self.reads[0].index[1][0]
@@ -564,15 +568,15 @@ class JoinNode(Node):
             if delta is None:
                 continue
             if i is not None:
-                col.join_part(delta, key, other.cur, projection, left, pieces)
-            col.join_part(delta, key, other.past, projection, left, pieces, i, future)
+                col.join_part(delta, key, other.cur, projection, left, pieces, known=known)
+            col.join_part(delta, key, other.past, projection, left, pieces, i, future, known)
         if a is not None and b is not None:  # a ⋈ b, the smaller side sorted
             if len(a) >= len(b):
                 col.join_part(a, left_key, [col.DeltaRun(b, right_key)], projection, True,
-                              pieces)
+                              pieces, known=known)
             else:
                 col.join_part(b, right_key, [col.DeltaRun(a, left_key)], projection, False,
-                              pieces)
+                              pieces, known=known)
 
     def join_spilled(self, out: dict, a: dict, b: dict, i: int) -> None:
         """``a ⋈ B_spark + A_spark ⋈ b``: the parts of the traces moved to Spark
@@ -762,9 +766,10 @@ class NestedJoinNode(JoinNode):
             out = self.future.pop(i, None)
             pieces = self.columns_later.pop(i, [])
         found = self.columns_of(a, b, i) if self.on_columns and (a or b) else None
+        known = None if pieces else []  # (pieces due from before: bounds not known)
         if found is not None:
-            self.join_columns(pieces, found[0], found[1], i, found[2])
-        staged = self.finish_columns(pieces) if pieces else None  # through the stages
+            self.join_columns(pieces, found[0], found[1], i, found[2], known)
+        staged = self.finish_columns(pieces, None, known) if pieces else None  # the stages
         if found is not None:
             self.out = add_batches(staged, out) or EMPTY
             return
