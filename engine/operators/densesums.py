@@ -194,14 +194,15 @@ class DenseSums:
     def take_add(self, keys: np.ndarray, weights: np.ndarray,
                  columns: list | None = None) -> np.ndarray:
         """The weights of the packed rows ``keys`` (distinct; ``columns``:
-        their columns, if at hand) before, as ``int64``; ``weights`` added
-        to them."""
+        their columns, if at hand) before, in the table's type (``int32``
+        while the weights could not overflow it: added to ``int64`` weights
+        they give ``int64``); ``weights`` added to them."""
         index = self.index(keys, columns)
         if len(weights):
             self.add_total(int(np.abs(weights).sum()))
         before = self.table[index]
         self.table[index] = before + weights
-        return before.astype(INT64, copy=False)
+        return before
 
 
 def bounds_of_packed(packing, keys: np.ndarray) -> list:
