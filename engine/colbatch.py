@@ -144,6 +144,12 @@ AGGREGATE_DICT_ROWS = 1024
 #: iterations, 500,000 paths): see README "Columnar runtime". Only from
 #: iteration LONG_LOOP on.
 LOOP_ROWS = 256
+#: ... or once a node's batches were of LOOP_ROWS rows or more and within
+#: STEADY_RATIO of each other for STEADY_SPAN iterations in a row (a chain's
+#: closure: 999, 998, 997, ... rows; a random graph's or a tree's grow and
+#: shrink by factors): the loop is a long one before LONG_LOOP (see steady).
+STEADY_SPAN = 16
+STEADY_RATIO = 1.25
 #: Under THRESHOLD, dict traces (a join's larger than its delta, a Distinct
 #: Trace's) move into runs only from this iteration on: a loop that ran this long is a long one (a
 #: chain's), where the move pays; a short loop's tail does not repay it, and
@@ -552,6 +558,32 @@ class ColBatch(Mapping):
         """``tuple(row[c] for c in columns)`` of each row, consolidated."""
         return consolidate([self.columns[c] for c in columns],
                            tuple(self.kinds[c] for c in columns), self.weights)
+
+
+def steady(state: list, size: int, i: int) -> bool:
+    """Whether a node's batch of ``size`` rows at iteration ``i`` makes
+    :data:`STEADY_SPAN` in a row (one an iteration) of :data:`LOOP_ROWS`
+    rows or more, all within :data:`STEADY_RATIO` of each other; ``state``
+    (``[count, least, greatest, iteration]``, the node's) is updated.
+
+    >>> state = [0, 0, 0, -1]
+    >>> [steady(state, 1000 - i, i) for i in range(STEADY_SPAN)][-2:]
+    [False, True]
+    >>> steady(state, 2000, STEADY_SPAN), state
+    (False, [1, 2000, 2000, 16])
+    >>> steady(state, 2000, STEADY_SPAN + 2), state[0]   # an iteration missed
+    (False, 1)
+    """
+    count, low, high, last = state
+    state[3] = i
+    if size < LOOP_ROWS:
+        state[0] = 0
+        return False
+    if count and last == i - 1 and size <= low * STEADY_RATIO and high <= size * STEADY_RATIO:
+        state[0], state[1], state[2] = count + 1, min(low, size), max(high, size)
+    else:
+        state[0], state[1], state[2] = 1, size, size
+    return state[0] >= STEADY_SPAN
 
 
 def bounds_of(columns: list) -> list | None:

@@ -206,6 +206,7 @@ class DistinctTraceNode(Node):
         self.packed: OverlaidTrace | None = None
         self.packing: Packing | None = None
         self.no_columns = False
+        self.steady = [0, 0, 0, -1]  # colbatch.steady: the loop's batch sizes
         # The trace is a SealedTrace (engine.operators.sealed): a long thin loop's
         # rows sealed into packed runs, SEAL_ROWS at a time.
         self.sealed = False
@@ -474,7 +475,8 @@ class DistinctTraceNode(Node):
             return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
-                     or (len(batch) >= colbatch.LOOP_ROWS and i >= colbatch.LONG_LOOP
+                     or ((colbatch.steady(self.steady, len(batch), i) or i >= colbatch.LONG_LOOP)
+                         and len(batch) >= colbatch.LOOP_ROWS
                          and len(self.trace.cur) >= colbatch.SMALL_STATE))):
             # (mid-size batches: only in an epoch that already changed many rows,
             # a chain's; the packed state would stay for the small updates after)

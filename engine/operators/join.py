@@ -431,6 +431,7 @@ class JoinNode(Node):
         #: columnar trace's epoch part is not merged to read its sources again
         self.compiled: dict = {}
         self.on_columns = False
+        self.steady = [0, 0, 0, -1]  # colbatch.steady: the loop's batch sizes
         self.column_stages: ColumnChain | None = None
         self.row_fallbacks = 0  # rows of columnar output run through row stages
 
@@ -478,6 +479,7 @@ class JoinNode(Node):
         if not self.on_columns or self.spilled:
             return None
         size = max(len(a), len(b))
+        long = colbatch.steady(self.steady, size, i) or i >= colbatch.LONG_LOOP
         if type(a) is ColBatch or type(b) is ColBatch:
             found = self.on_views(a, b)
             if found is not None:
@@ -492,10 +494,10 @@ class JoinNode(Node):
             return None     # small state: dicts are cheaper (and it would go back at commit)
             # (counted with this time's deltas: a trace they take past SMALL_STATE
             # stays in runs, and a large columnar delta takes it there at its append)
-        if size < colbatch.THRESHOLD and i < colbatch.LONG_LOOP and any(
+        if size < colbatch.THRESHOLD and not long and any(
                 type(t.trace) is Trace and t.appended > size for t in self.reads):
             return None     # a short loop's dict traces larger than its deltas stay
-            # dicts (LONG_LOOP); a smaller one goes to runs, cheaply
+            # dicts (LONG_LOOP, STEADY_SPAN); a smaller one goes to runs, cheaply
         if not (left.columns_ready() and right.columns_ready()):
             return None
         return self.deltas_in_columns(a, b, (left.trace, right.trace))
