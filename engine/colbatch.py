@@ -148,6 +148,13 @@ LOOP_ROWS = 256
 #: STEADY_RATIO of each other for STEADY_SPAN iterations in a row (a chain's
 #: closure: 999, 998, 997, ... rows; a random graph's or a tree's grow and
 #: shrink by factors): the loop is a long one before LONG_LOOP (see steady).
+#: tc-chain-1000's batch (/tmp/wt/batchcpu.py-style process_time around the
+#: batch, three runs alternated with 6f5be79 on a loaded machine): CPU
+#: 0.29/0.36/0.29 -> 0.21/0.25/0.21 s with the other changes of branch chains2
+#: (its iterations 1-63 on rows 55-68 -> 36-40 ms, the dict state's move to
+#: runs at iteration ~20 instead of 64 smaller); tc-chain-400 0.089/0.091 ->
+#: 0.073/0.074 s. Taken before LONG_LOOP by no other workload of the full and
+#: quick suites, batch or updates (counted: tc-random, sg, andersen, negagg).
 STEADY_SPAN = 16
 STEADY_RATIO = 1.25
 #: Under THRESHOLD, dict traces (a join's larger than its delta, a Distinct
@@ -336,7 +343,11 @@ TABLE_SMALL_ROWS = 16
 # update 0.7 -> 0.05-0.14 ms on sg-tree-10, tc-random-1000-2000 and
 # negagg-1000-1500, 10 -> 2 ms on tc-chain-1000; gc callbacks, 60 updates),
 # engine.columnar's PAST_FACTOR and PAST_LARGE (an epoch's large run merges
-# into the past only under twice its size: a chain's update) and FACTOR.
+# into the past only under twice its size: a chain's update), FACTOR and
+# MERGE_CHUNK (a long loop's tail of small runs packed for its sort a chunk of
+# up to 65,536 entries at a time: tc-chain-1000's commit of 936 runs, the
+# join trace's merge 64 -> 44 ms under cProfile, 681,000 -> 416,000 function
+# calls in the batch with the other changes of branch chains2).
 #: Times each columnar operator ran (``join``, ``distinct``, ``plus``, a linear
 #: chain wholly on columns: ``linear``), rows of columnar batches that went
 #: through linear stages per row (``row_stages``: stages with no columnar form,
