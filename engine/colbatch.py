@@ -144,6 +144,19 @@ AGGREGATE_DICT_ROWS = 1024
 #: iterations, 500,000 paths): see README "Columnar runtime". Only from
 #: iteration LONG_LOOP on.
 LOOP_ROWS = 256
+#: ... or once a node's batches were of LOOP_ROWS rows or more and within
+#: STEADY_RATIO of each other for STEADY_SPAN iterations in a row (a chain's
+#: closure: 999, 998, 997, ... rows; a random graph's or a tree's grow and
+#: shrink by factors): the loop is a long one before LONG_LOOP (see steady).
+#: tc-chain-1000's batch (/tmp/wt/batchcpu.py-style process_time around the
+#: batch, three runs alternated with 6f5be79 on a loaded machine): CPU
+#: 0.29/0.36/0.29 -> 0.21/0.25/0.21 s with the other changes of branch chains2
+#: (its iterations 1-63 on rows 55-68 -> 36-40 ms, the dict state's move to
+#: runs at iteration ~20 instead of 64 smaller); tc-chain-400 0.089/0.091 ->
+#: 0.073/0.074 s. Taken before LONG_LOOP by no other workload of the full and
+#: quick suites, batch or updates (counted: tc-random, sg, andersen, negagg).
+STEADY_SPAN = 16
+STEADY_RATIO = 1.25
 #: Under THRESHOLD, dict traces (a join's larger than its delta, a Distinct
 #: Trace's) move into runs only from this iteration on: a loop that ran this long is a long one (a
 #: chain's), where the move pays; a short loop's tail does not repay it, and
@@ -330,7 +343,11 @@ TABLE_SMALL_ROWS = 16
 # update 0.7 -> 0.05-0.14 ms on sg-tree-10, tc-random-1000-2000 and
 # negagg-1000-1500, 10 -> 2 ms on tc-chain-1000; gc callbacks, 60 updates),
 # engine.columnar's PAST_FACTOR and PAST_LARGE (an epoch's large run merges
-# into the past only under twice its size: a chain's update) and FACTOR.
+# into the past only under twice its size: a chain's update), FACTOR and
+# MERGE_CHUNK (a long loop's tail of small runs packed for its sort a chunk of
+# up to 65,536 entries at a time: tc-chain-1000's commit of 936 runs, the
+# join trace's merge 64 -> 44 ms under cProfile, 681,000 -> 416,000 function
+# calls in the batch with the other changes of branch chains2).
 #: Times each columnar operator ran (``join``, ``distinct``, ``plus``, a linear
 #: chain wholly on columns: ``linear``), rows of columnar batches that went
 #: through linear stages per row (``row_stages``: stages with no columnar form,
@@ -554,6 +571,32 @@ class ColBatch(Mapping):
                            tuple(self.kinds[c] for c in columns), self.weights)
 
 
+def steady(state: list, size: int, i: int) -> bool:
+    """Whether a node's batch of ``size`` rows at iteration ``i`` makes
+    :data:`STEADY_SPAN` in a row (one an iteration) of :data:`LOOP_ROWS`
+    rows or more, all within :data:`STEADY_RATIO` of each other; ``state``
+    (``[count, least, greatest, iteration]``, the node's) is updated.
+
+    >>> state = [0, 0, 0, -1]
+    >>> [steady(state, 1000 - i, i) for i in range(STEADY_SPAN)][-2:]
+    [False, True]
+    >>> steady(state, 2000, STEADY_SPAN), state
+    (False, [1, 2000, 2000, 16])
+    >>> steady(state, 2000, STEADY_SPAN + 2), state[0]   # an iteration missed
+    (False, 1)
+    """
+    count, low, high, last = state
+    state[3] = i
+    if size < LOOP_ROWS:
+        state[0] = 0
+        return False
+    if count and last == i - 1 and size <= low * STEADY_RATIO and high <= size * STEADY_RATIO:
+        state[0], state[1], state[2] = count + 1, min(low, size), max(high, size)
+    else:
+        state[0], state[1], state[2] = 1, size, size
+    return state[0] >= STEADY_SPAN
+
+
 def bounds_of(columns: list) -> list | None:
     """``[(low, high), ...]`` of ``int64`` columns (``None`` for another dtype
     or no entries)."""
@@ -705,8 +748,13 @@ def sort_order(columns: list) -> np.ndarray:
                        for c in reversed(columns)])
 
 
-def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
+def consolidate(columns: list, kinds: tuple, weights: np.ndarray,
+                known: list | None = None) -> ColBatch:
     """Entries (any order, repeats allowed) summed per row, zeros dropped.
+    ``known``: each column's ``(low, high)``, when known (ints; the values
+    lie within): under :data:`RADIX_ROWS` entries the ranges are not found
+    again (a join's output, from its delta's and its run's; four numpy
+    calls an iteration of a long loop).
 
     Floats are compared by value (``-0.0`` is ``0.0``; a NaN equals only a
     NaN of the same bits), as dict keys would be up to NaN.
@@ -723,7 +771,10 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
         return ColBatch([], kinds, np.array([total] if total else [], dtype=INT64))
     columns = [c + 0.0 if c.dtype.kind == "f" else c for c in columns]  # -0.0 -> 0.0
     n = len(weights)
-    bounds = bounds_of(columns) if n > 1 and (len(columns) > 1 or n >= RADIX_ROWS) else None
+    if known is not None and n < RADIX_ROWS and kinds.count("i") == len(kinds):
+        bounds = known
+    else:
+        bounds = bounds_of(columns) if n > 1 and (len(columns) > 1 or n >= RADIX_ROWS) else None
     packed = packed_key(columns, bounds) if n >= RADIX_ROWS and bounds is not None else None
     if packed is not None:  # sort the packed key alone, the columns unpacked from it
         out = _consolidate_packed(packed, kinds, weights, bounds)
@@ -755,8 +806,8 @@ def consolidate(columns: list, kinds: tuple, weights: np.ndarray) -> ColBatch:
             starts = new.nonzero()[0]
             weights = np.add.reduceat(weights, starts)
             columns = [c[starts] for c in columns]
-    keep = weights != 0
-    if np.count_nonzero(keep) < len(keep):
+    if np.count_nonzero(weights) < len(weights):  # (one call when none is 0)
+        keep = weights != 0
         columns = [c[keep] for c in columns]
         weights = weights[keep]
     return ColBatch(columns, kinds, weights, bounds)
@@ -792,8 +843,8 @@ def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = Fa
             key = key[starts]
             if order:
                 at = at[starts]
-    keep = weights != 0
-    if np.count_nonzero(keep) < len(keep):
+    if np.count_nonzero(weights) < len(weights):  # (one call when none is 0)
+        keep = weights != 0
         key, weights = key[keep], weights[keep]
         if order:
             at = at[keep]
@@ -817,29 +868,40 @@ def concat(batches: list) -> ColBatch | None:
 
 
 def concat_fresh(batches: list) -> ColBatch | None:
-    """The sum of batches whose rows all have weight 1 and which are known to
-    hold no row twice between them, in columns: their arrays concatenated,
-    no sort. ``None`` (the caller then sums them: :func:`concat`) when a
-    batch does not fit columns, their kinds differ or a weight is not 1.
+    """The sum of batches whose rows all have weight 1 (or all -1) and which
+    are known to hold no row twice between them, in columns: their arrays
+    concatenated, no sort. ``None`` (the caller then sums them:
+    :func:`concat`) when a batch does not fit columns, their kinds differ or
+    a weight is not the first one's, 1 or -1.
 
     An Export's epoch of a Distinct Trace is such a sum: the Distinct's
-    outputs at the epoch's iterations add up to -1, 0 or 1 per row, so when
-    every weight is 1 no row comes twice. (Same generation on the depth-10
-    tree: its 1.4 million rows were consolidated by a sort, 66 ms of the
-    batch's 370 ms CPU, for nothing.)
+    outputs at the epoch's iterations add up to -1, 0 or 1 per row at every
+    iteration, so when every weight is 1 (or every weight -1: a retraction's
+    epoch) no row comes twice. (Same generation on the depth-10 tree: its
+    1.4 million rows were consolidated by a sort, 66 ms of the batch's 370
+    ms CPU, for nothing.)
 
     >>> a, b = ColBatch.from_rows({(1, 2): 1}), ColBatch.from_rows({(0, 5): 1, (3, 3): 1})
     >>> s = concat_fresh([a, {(7, 7): 1}, b]); dict(s), s.bounds
     ({(1, 2): 1, (7, 7): 1, (0, 5): 1, (3, 3): 1}, None)
     >>> concat_fresh([a, {(4, 4): -1}]) is None
     True
+    >>> dict(concat_fresh([a.negate(), {(4, 4): -1}]))
+    {(1, 2): -1, (4, 4): -1}
     """
     columnar = []
+    sign = None
     for batch in batches:
         if not batch:
             continue
         found = ColBatch.from_rows(batch)
-        if found is None or not bool((found.weights == 1).all()):
+        if found is None:
+            return None
+        if sign is None:
+            sign = int(found.weights[0])
+            if sign not in (1, -1):
+                return None
+        if not bool((found.weights == sign).all()):
             return None
         columnar.append(found)
     if not columnar or any(b.kinds != columnar[0].kinds for b in columnar):

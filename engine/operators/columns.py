@@ -30,6 +30,7 @@ rows due at this iteration) come from one probe of each run.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from functools import partial
 
 from engine import colbatch, lazy
@@ -223,12 +224,15 @@ class DeltaRun:
 
 
 def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_left: bool,
-              pieces: list, i: int | None = None, future=None) -> None:
+              pieces: list, i: int | None = None, future=None,
+              known: list | None = None) -> None:
     """Pairs of ``delta`` (the left side when ``delta_left``) with the runs of
     ``spine``, through ``projection`` ``((side, column), ...)``, appended to
     ``pieces`` as ``(columns, weights)``. With ``i`` (past epochs of a child
     circuit), pairs with a run entry at iteration ``j > i`` go to
-    ``future(j)`` (a list of pieces) instead."""
+    ``future(j)`` (a list of pieces) instead. ``known``: a list given each
+    piece's columns' ``(low, high)`` as the delta's and the run's bounds give
+    them (``None`` if not known), for :func:`finish`."""
     mine_side = 0 if delta_left else 1
     sought = delta.columns[key_column]
     if (spine and (len(spine) > 1 or len(spine[0].keys) > 4 * len(sought))
@@ -260,19 +264,48 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
                 columns = [c[now] for c in columns]
                 weights = weights[now]
         pieces.append((columns, weights))
+        if known is not None:
+            known.append(piece_bounds(delta, run, projection, mine_side))
 
 
-def finish(pieces: list, kinds: tuple) -> ColBatch:
-    """The consolidated sum of ``(columns, weights)`` pieces."""
+def piece_bounds(delta, run, projection, mine_side: int) -> list | None:
+    """Each output column's ``(low, high)`` for pairs of ``delta`` and
+    ``run`` through ``projection``: the delta's bounds and the run's
+    (``Run.bounds``: its key column's, then the others', in order), or
+    ``None`` when one is not known.
+
+    >>> run = Run([np.array([7, 9]), np.array([1, 2])], np.zeros(2), np.ones(2), 1,
+    ...           [(1, 2), (7, 9), (0, 0)])
+    >>> delta = ColBatch([np.array([5]), np.array([2])], ("i", "i"), np.ones(1), [(5, 5), (2, 2)])
+    >>> piece_bounds(delta, run, ((0, 0), (1, 0), (1, 1)), 0)
+    [(5, 5), (7, 9), (1, 2)]
+    """
+    found = getattr(delta, "bounds", None)
+    ranges = getattr(run, "bounds", None)
+    if found is None or ranges is None:
+        return None
+    key = next(c for c, column in enumerate(run.columns) if column is run.keys)
+    return [found[c] if side == mine_side else ranges[0] if c == key else ranges[c + (c < key)]
+            for side, c in projection]
+
+
+def finish(pieces: list, kinds: tuple, known: list | None = None) -> ColBatch:
+    """The consolidated sum of ``(columns, weights)`` pieces (``known``: each
+    piece's columns' bounds, :func:`join_part`'s, used when every piece has
+    them)."""
     if not pieces:
         return ColBatch([np.zeros(0, dtype=INT64) for _ in kinds], kinds,
                         np.zeros(0, dtype=INT64))
+    bounds = None
+    if known is not None and len(known) == len(pieces) and None not in known:
+        bounds = [(min(b[0] for b in column), max(b[1] for b in column))
+                  for column in zip(*known)]
     if len(pieces) == 1:
         columns, weights = pieces[0]
     else:
         columns = [np.concatenate([p[0][c] for p in pieces]) for c in range(len(kinds))]
         weights = np.concatenate([p[1] for p in pieces])
-    return consolidate(columns, kinds, weights)
+    return consolidate(columns, kinds, weights, bounds)
 
 
 def plus(batches: list) -> ColBatch | None:
@@ -307,13 +340,16 @@ def plus(batches: list) -> ColBatch | None:
 def add_few(batch: ColBatch, rows) -> ColBatch | None:
     """``batch`` (``int64`` columns) plus a few ``rows`` (row -> weight) of
     ints: each row found by comparing the columns with it, its weight added
-    there (the row dropped at 0) or the row appended (the sum is consolidated,
-    not sorted); ``None`` when a row is not ints of ``int64``.
+    there (the row dropped at 0) or the row inserted where it goes in row
+    order (a sorted batch stays sorted: a Distinct Trace then takes it as it
+    is, with no sort and its columns at hand, :func:`distinct_columns`; the
+    sum of an unsorted one is consolidated, not sorted); ``None`` when a row
+    is not ints of ``int64``.
 
     >>> batch = consolidate([np.array([1, 2]), np.array([5, 6])], ("i", "i"), np.array([1, 1]))
     >>> out = add_few(batch, {(2, 6): -1, (0, 9): 2})
     >>> dict(out), out.bounds
-    ({(1, 5): 1, (0, 9): 2}, [(0, 2), (5, 9)])
+    ({(0, 9): 2, (1, 5): 1}, [(0, 2), (5, 9)])
     """
     columns, weights = batch.columns, batch.weights
     arity = len(columns)
@@ -344,10 +380,38 @@ def add_few(batch: ColBatch, rows) -> ColBatch | None:
         columns = [c[keep] for c in columns]
         weights = weights[keep]
     if added:
-        columns = [np.concatenate((c, np.array([r[k] for r, _ in added], dtype=INT64)))
-                   for k, c in enumerate(columns)]
-        weights = np.concatenate((weights, np.array([w for _, w in added], dtype=INT64)))
+        at = [row_position(columns, row) for row, _ in added]
+        if len(added) == 1:  # (most often: a chain's update, a row an iteration)
+            cut = at[0]
+            columns = [np.concatenate((c[:cut], np.array([added[0][0][k]], dtype=INT64),
+                                       c[cut:])) for k, c in enumerate(columns)]
+            weights = np.concatenate((weights[:cut], np.array([added[0][1]], dtype=INT64),
+                                      weights[cut:]))
+        else:
+            order = sorted(range(len(added)), key=lambda j: (at[j], added[j][0]))
+            at = [at[j] for j in order]
+            added = [added[j] for j in order]
+            columns = [np.insert(c, at, np.array([r[k] for r, _ in added], dtype=INT64))
+                       for k, c in enumerate(columns)]
+            weights = np.insert(weights, at, np.array([w for _, w in added], dtype=INT64))
     return ColBatch(columns, batch.kinds, weights, bounds)
+
+
+def row_position(columns: list, row: tuple) -> int:
+    """Where ``row`` goes among the rows of ``columns`` (int64), were they in
+    row order: a binary search of each column in turn within the stretch
+    of equal values before it (``bisect`` of a memoryview: no numpy call).
+
+    >>> row_position([np.array([1, 2, 2, 5]), np.array([0, 3, 9, 1])], (2, 4))
+    2
+    """
+    lo, hi = 0, len(columns[0])
+    for column, value in zip(columns, row):
+        view = memoryview(column) if column.flags.c_contiguous else column.tolist()
+        lo, hi = bisect_left(view, value, lo, hi), bisect_right(view, value, lo, hi)
+        if lo == hi:
+            break
+    return lo
 
 
 # ---------------------------------------------------------------------------
@@ -415,16 +479,18 @@ def gather(spine: list, sought: np.ndarray):
     return None if found is None else found[:3]
 
 
-def gather_once(spine: list, sought: np.ndarray):
+def gather_once(spine: list, sought: np.ndarray, columns: list | None = None):
     """:func:`gather`, and whether each sought index is in it at most once
     (one run held the matches, and no key repeats in it): then the weights
-    can be assigned where they would be added (``np.add.at``)."""
+    can be assigned where they would be added (``np.add.at``). ``columns``:
+    the sought rows' columns, if at hand (a box directory's cells then come
+    from them)."""
     found = []
     unique = True
     for run in spine:
         box = run.directory
         if type(box) is BoxDirectory:  # a large past run indexed by cell
-            pairs = probe_expand(*box.spans(sought))
+            pairs = probe_expand(*box.spans(sought, columns))
         elif (width := run.window()) > 1:  # a few entries a key at most: one
             pairs = run.find_window(sought, width)  # search, a window after it
             if not len(pairs[0]):
@@ -529,11 +595,41 @@ class PackedTrace:
 
 def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
                   due: np.ndarray | None, heap_push, sums=None) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct Trace at ``(e, i)``: ``(rows, output weights)`` of the nonzero
+    outputs (:func:`step_rows`)."""
+    rows, delta, _ = step_rows(trace, keys, weights, i, due, heap_push, sums)
+    keep = delta.nonzero()[0]
+    return rows[keep], delta[keep].astype(INT64)
+
+
+def distinct_columns(trace: PackedTrace, columns: list, keys: np.ndarray, weights: np.ndarray,
+                     i: int, due: np.ndarray | None, heap_push, sums, unpack):
+    """:func:`distinct_step` for a batch at hand in ``columns`` (``keys`` the
+    rows they pack to): ``(columns, output weights, theirs)`` of the nonzero
+    outputs. When the step took the batch's rows as they are (in order,
+    nothing due: ``theirs``), the table's cells come from the columns and
+    the output's columns are theirs, gathered (all of them kept: as they
+    are), not unpacked from the output's rows (``unpack``, else): a chain's
+    loop, whose every row is new, saved ~20 numpy calls an iteration."""
+    rows, delta, same = step_rows(trace, keys, weights, i, due, heap_push, sums, columns)
+    keep = delta.nonzero()[0]
+    if not same:
+        return unpack(rows[keep]), delta[keep].astype(INT64), False
+    if len(keep) == len(rows):
+        return list(columns), delta.astype(INT64), True
+    return [c[keep] for c in columns], delta[keep].astype(INT64), True
+
+
+def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
+              due: np.ndarray | None, heap_push, sums=None, columns: list | None = None):
     """Distinct Trace at ``(e, i)`` for the packed rows ``keys`` (unique) with
     new ``weights``, and the rows ``due`` at ``i`` (new weight 0 unless in the
-    batch): ``(rows, output weights)`` of the nonzero outputs; appends the
-    batch to the trace and schedules rows at their next time (``heap_push(j)``
-    for an iteration not scheduled yet).
+    batch): ``(rows, output weights, same)``, an output weight (``int8``, 0
+    for no output) for each row of ``rows`` (``keys`` themselves when
+    ``same``: in order and nothing due); appends the batch to the trace and
+    schedules rows at their next time (``heap_push(j)`` for an iteration not
+    scheduled yet). ``columns``: the batch's columns, if at hand (a table's
+    cells and a past box directory's are then found from them when ``same``).
 
     ``w3`` (this epoch, every entry at an earlier iteration) is the weight
     sums of the current runs (:meth:`~engine.columnar.Run.weight_sums`);
@@ -552,17 +648,18 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
         rows, w = keys[order], weights[order]
     else:  # in order already (a consolidated batch's packed rows are)
         rows, w = keys, weights
+    same = rows is keys
     n = len(rows)
     after = None
     if sums is not None:  # this epoch's weights by address, the batch's added
-        w3 = sums.take_add(rows, w)
+        w3 = sums.take_add(rows, w, columns if same else None)
     else:
         w3 = np.zeros(n, dtype=INT64)
         for at, run in enumerate(trace.cur):
             if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
                 after = run.keys.searchsorted(rows, "right")
             w3 += run.weight_sums(rows, after)
-    found = gather_once(trace.past, rows)
+    found = gather_once(trace.past, rows, columns if same else None)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
     else:
@@ -605,5 +702,4 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
     else:  # the rows only due now (and any zero weight)
         changed = w != 0
         append(rows[changed], i, w[changed], None if after is None else after[changed])
-    keep = delta.nonzero()[0]
-    return rows[keep], delta[keep].astype(INT64)
+    return rows, delta, same

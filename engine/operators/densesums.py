@@ -129,12 +129,24 @@ class DenseSums:
         return all(lo <= low and high <= hi
                    for (low, high), lo, hi in zip(bounds, self.lows, self.highs))
 
-    def index(self, keys: np.ndarray) -> np.ndarray:
-        """The cells of packed rows (which lie in the box)."""
+    def index(self, keys: np.ndarray, columns: list | None = None) -> np.ndarray:
+        """The cells of packed rows (which lie in the box); ``columns``: the
+        rows' columns, when at hand (the keys are not unpacked then: a long
+        loop's step saves three numpy calls a column).
+
+        >>> from engine.operators.columns import Packing
+        >>> sums = DenseSums(Packing(2), [(3, 5), (0, 9)])
+        >>> columns = [np.array([3, 5]), np.array([0, 9])]
+        >>> sums.index(None, columns).tolist(), columns[0].tolist()
+        ([0, 29], [3, 5])
+        """
+        fresh = columns is None  # (unpacked: ours to change in place)
+        if fresh:
+            columns = self.packing.unpack(keys)
         index = None
-        for column, low, size in zip(self.packing.unpack(keys), self.lows, self.sizes):
+        for column, low, size in zip(columns, self.lows, self.sizes):
             if index is None:
-                index = column - low if low else column
+                index = column - low if low or not fresh else column
             else:
                 index *= size
                 index += column
@@ -179,15 +191,18 @@ class DenseSums:
         if self.total > INT32_MAX and self.table.dtype != INT64:
             self.table = self.table.astype(INT64)
 
-    def take_add(self, keys: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """The weights of the packed rows ``keys`` (distinct) before, as
-        ``int64``; ``weights`` added to them."""
-        index = self.index(keys)
+    def take_add(self, keys: np.ndarray, weights: np.ndarray,
+                 columns: list | None = None) -> np.ndarray:
+        """The weights of the packed rows ``keys`` (distinct; ``columns``:
+        their columns, if at hand) before, in the table's type (``int32``
+        while the weights could not overflow it: added to ``int64`` weights
+        they give ``int64``); ``weights`` added to them."""
+        index = self.index(keys, columns)
         if len(weights):
             self.add_total(int(np.abs(weights).sum()))
         before = self.table[index]
         self.table[index] = before + weights
-        return before.astype(INT64, copy=False)
+        return before
 
 
 def bounds_of_packed(packing, keys: np.ndarray) -> list:
@@ -388,11 +403,15 @@ class BoxDirectory:
         starts[self.cells + 1] = len(run)
         self.starts = starts
 
-    def cells_of(self, keys: np.ndarray, check: bool = False) -> np.ndarray:
-        """The cells of packed rows; ``check``: those outside the box at
+    def cells_of(self, keys: np.ndarray, check: bool = False,
+                 columns: list | None = None) -> np.ndarray:
+        """The cells of packed rows (``columns``: their columns, when at
+        hand: not unpacked then); ``check``: those outside the box at
         ``cells`` (an empty slot: no entry)."""
         index = outside = None
-        for column, low, size in zip(self.packing.unpack(keys), self.lows, self.sizes):
+        if columns is None:
+            columns = self.packing.unpack(keys)
+        for column, low, size in zip(columns, self.lows, self.sizes):
             part = column - low if low else column.copy()
             if check:  # (negative: a huge unsigned value)
                 far = part.view(np.uint64) >= size
@@ -406,9 +425,10 @@ class BoxDirectory:
             index[outside] = self.cells
         return index
 
-    def spans(self, sought: np.ndarray):
-        """``(first entry, entries)`` of each sought packed row."""
-        index = self.cells_of(sought, check=True)
+    def spans(self, sought: np.ndarray, columns: list | None = None):
+        """``(first entry, entries)`` of each sought packed row (``columns``:
+        their columns, if at hand)."""
+        index = self.cells_of(sought, check=True, columns=columns)
         lo = self.starts[index]
         return lo.astype(np.intp), (self.starts[index + 1] - lo).astype(np.intp)
 

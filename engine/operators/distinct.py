@@ -31,7 +31,7 @@ from engine.colbatch import INT64, ColBatch
 from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
 from engine.operators import densesums, rootcols, sealed
-from engine.operators.columns import Packing, distinct_step, key_run
+from engine.operators.columns import Packing, distinct_columns, distinct_step, key_run
 from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_rows, small_step
 from engine.operators.sealed import SealedTrace
 from engine.trace import (
@@ -206,6 +206,7 @@ class DistinctTraceNode(Node):
         self.packed: OverlaidTrace | None = None
         self.packing: Packing | None = None
         self.no_columns = False
+        self.steady = [0, 0, 0, -1]  # colbatch.steady: the loop's batch sizes
         # The trace is a SealedTrace (engine.operators.sealed): a long thin loop's
         # rows sealed into packed runs, SEAL_ROWS at a time.
         self.sealed = False
@@ -309,15 +310,20 @@ class DistinctTraceNode(Node):
     # -- the columnar path (engine.operators.columns) -------------------------
 
     def _packed_batch(self, batch):
-        """``(packed rows, weights, bounds)`` of a batch (``bounds``: each
-        column's ``(low, high)``, if known), or ``None`` if it does not pack."""
+        """``(packed rows, weights, bounds, columns)`` of a batch (``bounds``:
+        each column's ``(low, high)``, if known: its values lie within), or
+        ``None`` if it does not pack."""
         columns = ColBatch.from_rows(batch)
         if columns is None or not columns.int_only:
             return None
         if self.packing is None:
             self.packing = Packing(len(columns.columns))
-        keys = self.packing.pack(columns.columns, columns.bounds)
-        return None if keys is None else (keys, columns.weights, columns.bounds)
+        bounds = columns.bounds
+        keys = self.packing.pack(columns.columns, bounds)
+        if keys is None and bounds is not None:  # (bounds wider than the values: a
+            bounds = None                        # join's from its inputs') found again
+            keys = self.packing.pack(columns.columns)
+        return None if keys is None else (keys, columns.weights, bounds, columns.columns)
 
     def _pack_rows(self, rows: list):
         table = np.array(rows) if rows else np.zeros((0, self.packing.arity), dtype=INT64)
@@ -415,10 +421,10 @@ class DistinctTraceNode(Node):
             found = self._packed_batch(batch)
             if found is None:
                 return False
-            keys, weights, bounds = found
+            keys, weights, bounds, columns = found
         else:
             keys = weights = np.zeros(0, dtype=INT64)
-            bounds = None
+            bounds = columns = None
         due = None
         if self.heap and self.heap[0] == i:
             heapq.heappop(self.heap)
@@ -431,11 +437,17 @@ class DistinctTraceNode(Node):
         colbatch.COUNTS["distinct"] += 1
         packed.sums = densesums.prepared(packed.sums, packed, self.packing, bounds, keys, due, i)
         densesums.index_past(packed.past, self.packing)
-        rows, delta = distinct_step(self.packed, keys, weights, i, due,
-                                    lambda j: heapq.heappush(heap, j), packed.sums)
+        push = lambda j: heapq.heappush(heap, j)  # noqa: E731
+        theirs = False
+        if columns is None:
+            rows, delta = distinct_step(packed, keys, weights, i, due, push, packed.sums)
+            columns = self.packing.unpack(rows)
+        else:  # (the batch's columns: its bounds hold the output's values)
+            columns, delta, theirs = distinct_columns(packed, columns, keys, weights, i, due,
+                                                      push, packed.sums, self.packing.unpack)
         self.fresh = False
-        self.out = (ColBatch(self.packing.unpack(rows), ("i",) * self.packing.arity, delta)
-                    if len(delta) else EMPTY)
+        self.out = (ColBatch(columns, ("i",) * self.packing.arity, delta,
+                             bounds if theirs else None) if len(delta) else EMPTY)
         return True
 
     def evaluate(self, i: int) -> None:
@@ -463,7 +475,8 @@ class DistinctTraceNode(Node):
             return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
-                     or (len(batch) >= colbatch.LOOP_ROWS and i >= colbatch.LONG_LOOP
+                     or ((colbatch.steady(self.steady, len(batch), i) or i >= colbatch.LONG_LOOP)
+                         and len(batch) >= colbatch.LOOP_ROWS
                          and len(self.trace.cur) >= colbatch.SMALL_STATE))):
             # (mid-size batches: only in an epoch that already changed many rows,
             # a chain's; the packed state would stay for the small updates after)

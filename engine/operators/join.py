@@ -431,6 +431,7 @@ class JoinNode(Node):
         #: columnar trace's epoch part is not merged to read its sources again
         self.compiled: dict = {}
         self.on_columns = False
+        self.steady = [0, 0, 0, -1]  # colbatch.steady: the loop's batch sizes
         self.column_stages: ColumnChain | None = None
         self.row_fallbacks = 0  # rows of columnar output run through row stages
 
@@ -478,6 +479,7 @@ class JoinNode(Node):
         if not self.on_columns or self.spilled:
             return None
         size = max(len(a), len(b))
+        long = colbatch.steady(self.steady, size, i) or i >= colbatch.LONG_LOOP
         if type(a) is ColBatch or type(b) is ColBatch:
             found = self.on_views(a, b)
             if found is not None:
@@ -492,10 +494,10 @@ class JoinNode(Node):
             return None     # small state: dicts are cheaper (and it would go back at commit)
             # (counted with this time's deltas: a trace they take past SMALL_STATE
             # stays in runs, and a large columnar delta takes it there at its append)
-        if size < colbatch.THRESHOLD and i < colbatch.LONG_LOOP and any(
+        if size < colbatch.THRESHOLD and not long and any(
                 type(t.trace) is Trace and t.appended > size for t in self.reads):
             return None     # a short loop's dict traces larger than its deltas stay
-            # dicts (LONG_LOOP); a smaller one goes to runs, cheaply
+            # dicts (LONG_LOOP, STEADY_SPAN); a smaller one goes to runs, cheaply
         if not (left.columns_ready() and right.columns_ready()):
             return None
         return self.deltas_in_columns(a, b, (left.trace, right.trace))
@@ -533,11 +535,13 @@ class JoinNode(Node):
             out.append(found)
         return [*out, traces]
 
-    def finish_columns(self, pieces: list, kinds: tuple | None = None):
-        """The consolidated pairs (columns of ``kinds``, ints by default)
+    def finish_columns(self, pieces: list, kinds: tuple | None = None,
+                       known: list | None = None):
+        """The consolidated pairs (columns of ``kinds``, ints by default;
+        ``known``: the pieces' bounds, :func:`~engine.operators.columns.finish`)
         through the fused stages: on columns while they have a columnar form,
         then per row (counted; ``ColumnChain``)."""
-        out = col.finish(pieces, kinds or ("i",) * len(self.combine))
+        out = col.finish(pieces, kinds or ("i",) * len(self.combine), known)
         if not self.stages or not out:
             return out
         if self.column_stages is None:
@@ -547,12 +551,14 @@ class JoinNode(Node):
         self.row_fallbacks += colbatch.COUNTS["row_stages"] - before
         return out
 
-    def join_columns(self, pieces: list, a, b, i: int | None, traces=None) -> None:
+    def join_columns(self, pieces: list, a, b, i: int | None, traces=None,
+                     known: list | None = None) -> None:
         """The join of the deltas ``a`` and ``b`` (column batches or ``None``)
         with the traces (``traces``: the ``(left, right)`` traces in runs to
         read, if not the nodes' own), as pieces: at ``i`` (a child circuit) the trace's
         earlier iterations of this epoch count as now and past epochs at
-        ``max(i, j)``; in the root only past epochs, all now."""
+        ``max(i, j)``; in the root only past epochs, all now. ``known``: a
+        list given each piece's bounds (:func:`~engine.operators.columns.join_part`)."""
         colbatch.COUNTS["join"] += 1
         projection = self.combine
         left_key = self.reads[0].index[1][0]
@@ -564,15 +570,15 @@ class JoinNode(Node):
             if delta is None:
                 continue
             if i is not None:
-                col.join_part(delta, key, other.cur, projection, left, pieces)
-            col.join_part(delta, key, other.past, projection, left, pieces, i, future)
+                col.join_part(delta, key, other.cur, projection, left, pieces, known=known)
+            col.join_part(delta, key, other.past, projection, left, pieces, i, future, known)
         if a is not None and b is not None:  # a ⋈ b, the smaller side sorted
             if len(a) >= len(b):
                 col.join_part(a, left_key, [col.DeltaRun(b, right_key)], projection, True,
-                              pieces)
+                              pieces, known=known)
             else:
                 col.join_part(b, right_key, [col.DeltaRun(a, left_key)], projection, False,
-                              pieces)
+                              pieces, known=known)
 
     def join_spilled(self, out: dict, a: dict, b: dict, i: int) -> None:
         """``a ⋈ B_spark + A_spark ⋈ b``: the parts of the traces moved to Spark
@@ -762,9 +768,10 @@ class NestedJoinNode(JoinNode):
             out = self.future.pop(i, None)
             pieces = self.columns_later.pop(i, [])
         found = self.columns_of(a, b, i) if self.on_columns and (a or b) else None
+        known = None if pieces else []  # (pieces due from before: bounds not known)
         if found is not None:
-            self.join_columns(pieces, found[0], found[1], i, found[2])
-        staged = self.finish_columns(pieces) if pieces else None  # through the stages
+            self.join_columns(pieces, found[0], found[1], i, found[2], known)
+        staged = self.finish_columns(pieces, None, known) if pieces else None  # the stages
         if found is not None:
             self.out = add_batches(staged, out) or EMPTY
             return

@@ -62,16 +62,18 @@ def test_concat_fresh_is_the_sum_of_disjoint_batches_of_weight_one(rows, cuts, a
 @given(st.lists(st.tuples(VALUES, VALUES), unique=True, min_size=1, max_size=20),
        st.integers(0, 19), st.sampled_from([-1, 2, 1]))
 def test_concat_fresh_declines_what_it_cannot_concatenate(rows, at, weight):
-    """A weight other than 1, or columns of different kinds: ``None`` (the
-    general sum then); otherwise the rows, each once."""
+    """A weight other than 1 or -1, or not all the same, or columns of
+    different kinds: ``None`` (the general sum then); otherwise the rows,
+    each once."""
     batches = [{rows[0]: weight}, {row: 1 for row in rows[1:]}]
     found = concat_fresh(batches)
     kinds = {ColBatch.from_rows(b).kinds if ColBatch.from_rows(b) is not None else None
              for b in batches if b}
-    if weight != 1 or None in kinds or len(kinds) > 1:
+    same = weight == 1 or (weight == -1 and len(rows) == 1)
+    if not same or None in kinds or len(kinds) > 1:
         assert found is None
     else:
-        assert dict(found) == {row: 1 for row in rows}
+        assert dict(found) == {row: weight if row == rows[0] else 1 for row in rows}
 
 
 @settings(max_examples=100, deadline=None)
@@ -80,8 +82,9 @@ def test_concat_fresh_declines_what_it_cannot_concatenate(rows, at, weight):
        st.lists(st.sampled_from([1, 1, 1, -1]), min_size=5, max_size=5))
 def test_an_exports_epoch_of_a_distinct_is_its_batches_summed(iterations, signs):
     """The Export of a Distinct Trace: each iteration's output in columns;
-    when every weight is 1 the concatenation is taken (no sort), else the
-    general sum; either way the epoch's sum of the batches."""
+    when every weight is 1, or every weight -1, the concatenation is taken
+    (no sort), else the general sum; either way the epoch's sum of the
+    batches."""
     inner = DistinctTraceNode(Holder())
     export = Export(Holder(), inner)
     export.clock_start(0, 0)
@@ -103,7 +106,7 @@ def test_an_exports_epoch_of_a_distinct_is_its_batches_summed(iterations, signs)
     with mock.patch.object(colbatch, "concat_fresh", recording):
         export.evaluate(0)
     assert dict(export.out) == summed(batches)
-    all_one = all(w == 1 for b in batches for w in b.values())
+    all_one = len({w for b in batches for w in b.values()}) == 1  # (all 1 or all -1)
     assert len(returned) == (1 if batches else 0)
     if batches:  # concatenated exactly when every weight is 1
         assert (returned[0] is not None) == all_one

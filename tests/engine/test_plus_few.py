@@ -43,6 +43,8 @@ def test_a_few_rows_added_as_the_general_sum_adds_them(big, few, few_first):
             assert low <= int(column.min()) and int(column.max()) <= high
     summed = columns.plus([few, batch] if few_first else [batch, few])
     assert dict(summed) == dict_sum(big, few)
+    # a sorted batch stays sorted: the rows added go where they belong
+    assert list(zip(*(c.tolist() for c in found.columns))) == sorted(dict_sum(big, few))
 
 
 def test_rows_that_are_not_ints_go_the_general_way():

@@ -1,0 +1,72 @@
+"""A loop whose batches keep a steady size (a chain's closure: 599, 598, ...
+rows an iteration) is a long one before LONG_LOOP (engine.colbatch.steady):
+its join and Distinct Trace go columnar as soon as the state is large
+enough, and the answers, of the batch and of updates after it, are the
+closure computed by hand."""
+
+from __future__ import annotations
+
+import datalog
+from engine import colbatch
+from engine.operators.join import NestedJoinNode
+
+TC = """
+.decl edge(x: number, y: number)
+.decl path(x: number, y: number)
+path(x, y) :- edge(x, y).
+path(x, z) :- path(x, y), edge(y, z).
+"""
+
+
+def closure(edges: set) -> set:
+    following: dict = {}
+    for x, y in edges:
+        following.setdefault(x, set()).add(y)
+    out = set()
+    for start in following:
+        seen, todo = set(), [start]
+        while todo:
+            for y in following.get(todo.pop(), ()):
+                if y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+        out |= {(start, y) for y in seen}
+    return out
+
+
+def test_a_chain_goes_columnar_before_long_loop(monkeypatch):
+    columnar_at = []
+    real = NestedJoinNode.join_columns
+
+    def recording(self, pieces, a, b, i, *args):
+        columnar_at.append(i)
+        return real(self, pieces, a, b, i, *args)
+
+    monkeypatch.setattr(NestedJoinNode, "join_columns", recording)
+    nodes = 600
+    edges = {(x, x + 1) for x in range(nodes - 1)}
+    session = datalog.Program(TC).session()
+    with session.transaction() as t:
+        for edge in edges:
+            t.insert("edge", edge)
+    assert session.query("path") == closure(edges)
+    first = min(columnar_at)
+    assert colbatch.STEADY_SPAN <= first < colbatch.LONG_LOOP, first
+    for change in (("retract", (300, 301)), ("insert", (300, 301)), ("insert", (10, 500)),
+                   ("retract", (0, 1))):
+        with session.transaction() as t:
+            getattr(t, change[0])("edge", change[1])
+        (edges.discard if change[0] == "retract" else edges.add)(change[1])
+        assert session.query("path") == closure(edges), change
+
+
+def test_a_growing_loop_is_not_steady():
+    """Sizes that double (a tree's levels) or dip under LOOP_ROWS, or an
+    iteration missed, start the count again."""
+    state = [0, 0, 0, -1]
+    assert not any(colbatch.steady(state, 300 * 2 ** (i % 3), i) for i in range(100))
+    state = [0, 0, 0, -1]
+    sizes = [1000] * (colbatch.STEADY_SPAN - 1) + [10] + [1000] * (colbatch.STEADY_SPAN - 1)
+    assert not any(colbatch.steady(state, n, i) for i, n in enumerate(sizes))
+    assert colbatch.steady(state, 1000, len(sizes))
+    assert not colbatch.steady(state, 1000, len(sizes) + 2)
