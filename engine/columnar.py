@@ -118,6 +118,19 @@ OVERLAY_ROWS = 1024
 #: starts again once it holds this many: it lives for an epoch, and a large
 #: epoch's probes (a bulk load's) would only fill it.
 MEMO_KEYS = 4096
+#: At the commit of an epoch that added no run to the past (small appends
+#: only: an update's), a past of this many runs or more is merged into one:
+#: a single-fact update then seeks each key in one large run (and the few
+#: small ones the overlays add later) instead of the bulk load's spine of
+#: geometric runs (Andersen's points_to: 4 runs, each searched for every
+#: key an update seeks). 0: never.
+SETTLE_RUNS = 3
+#: ... and is kept from one epoch to the next (ColumnarTrace.commit) while it
+#: holds at most this many: an update's keys, sought again by the next
+#: update (a fact retracted, then inserted), not a memory that grows with
+#: every update (Andersen's points_to by its first column: ~19 entries a
+#: key, ~180 bytes an entry in the memo's tuples).
+MEMO_KEPT = 1024
 INT64 = "int64"
 np = lazy.module("numpy", globals())
 
@@ -606,6 +619,18 @@ def push_run(spine: list, run: Run | None, key_column: int, floor: int = 0,
             spine.append(merged)
 
 
+def settle(spine: list, key_column: int) -> None:
+    """Merge the runs of ``spine`` into one, in place (:data:`SETTLE_RUNS`).
+
+    >>> runs = [Run([np.array([k, k])], np.array([0, 1]), np.array([1, -1]), 0) for k in (3, 1)]
+    >>> spine = [runs[0], Run([np.array([1, 2])], np.array([0, 0]), np.array([1, 1]), 0)]
+    >>> settle(spine, 0); [(r.keys.tolist(), r.weights.tolist()) for r in spine]
+    [([1, 2, 3, 3], [1, 1, 1, -1])]
+    """
+    merged = merge_runs(list(spine), key_column)
+    spine[:] = [] if merged is None else [merged]
+
+
 def rows_run(batch: Mapping, iteration: int, arity: int, key_column: int) -> Run | None:
     """The rows of a Z-set batch as a run at ``iteration``; :class:`Unfit`
     when a row is not ``arity`` ints of int64."""
@@ -651,6 +676,28 @@ def gather_few(spine: list, keys, nested: bool) -> dict:
         if entries:
             found[sought] = entries
     return found
+
+
+def consolidated(entries: list, nested: bool) -> list:
+    """Gathered entries (``(value, (iteration, weight))``, ``(value,
+    weight)`` when not ``nested``) with the weights of each value and
+    iteration added up, zeros left out: what a merge of the runs holding
+    them leaves.
+
+    >>> consolidated([((1, 2), (0, 1)), ((1, 3), (0, 1)), ((1, 2), (0, -1)),
+    ...               ((1, 3), (2, 1)), ((1, 3), (0, 1))], True)
+    [((1, 3), (0, 2)), ((1, 3), (2, 1))]
+    """
+    total: dict = {}
+    get = total.get
+    if nested:
+        for value, (j, w) in entries:
+            at = (value, j)
+            total[at] = get(at, 0) + w
+        return [(value, (j, w)) for (value, j), w in total.items() if w]
+    for value, w in entries:
+        total[value] = get(value, 0) + w
+    return [(value, w) for value, w in total.items() if w]
 
 
 def fitting(batch: Mapping, arity: int) -> bool:
@@ -992,9 +1039,27 @@ class ColumnarTrace:
         return self._past
 
     def _flush_older(self) -> None:
+        memo = self.kept_memo()
+        if memo is not None:  # the keys it answers learn the overlay's entries
+            found, nested = memo[1], self.nested
+            for key, extra in self.older.items():
+                entries = found.get(key)
+                if entries is not None:
+                    found[key] = consolidated([*entries, *extra], nested)
         push_run(self._past, overlay_run(self.older, self.key_column, self.nested),
                  self.key_column, PAST_FLOOR)
         self.older, self.older_size = {}, 0
+        if memo is not None:
+            self.memo = (list(self._past), memo[1])
+
+    def kept_memo(self) -> tuple | None:
+        """The memo (``(past runs, key -> entries)``) if it answers for the
+        past as it is now, else ``None``."""
+        memo, past = self.memo, self._past
+        if (memo is None or len(memo[0]) != len(past)
+                or any(a is not b for a, b in zip(memo[0], past))):
+            return None
+        return memo
 
     def past_entries(self) -> int:
         """How many entries the finished epochs hold (the overlay's counted
@@ -1183,12 +1248,18 @@ class ColumnarTrace:
                 self.older_size += len(batch)
                 overlay_add(older, batch, 0, kc, False)
             self.staged_small = []
+        if runs or (self.memo is not None and len(self.memo[1]) > MEMO_KEPT):
+            self.memo = None  # (an epoch of small appends leaves the past's runs as they are)
         for run in runs:
             push_run(self._past, run, kc, PAST_FLOOR, past_factor(run))
         if self.older_size >= OVERLAY_ROWS:
             self._flush_older()
+        elif not runs and SETTLE_RUNS and len(self._past) >= SETTLE_RUNS:
+            memo = self.kept_memo()
+            settle(self._past, kc)
+            if memo is not None:  # (the same entries, in one run)
+                self.memo = (list(self._past), memo[1])
         self.epoch += 1
-        self.memo = None
 
     def rollback(self) -> None:
         """Forget everything appended in the current epoch."""
@@ -1207,17 +1278,21 @@ class ColumnarTrace:
 
     def past_memo(self) -> dict | None:
         """key -> the entries :func:`gather` found under it in the past runs
-        (``()``: none), while the runs stay the same and for this epoch only
-        (dropped at commit and rollback; at most :data:`MEMO_KEYS` keys): an
-        update's loop seeks the same keys of a past again at later
-        iterations (Andersen's analysis: 58% of the keys its joins sought in
-        a past had been sought in it earlier in the epoch). ``None`` while
-        the past is empty."""
-        memo, past = self.memo, self._past
+        (``()``: none), while the runs stay the same (at most
+        :data:`MEMO_KEYS` keys): an update's loop seeks the same keys of a
+        past again at later iterations (Andersen's analysis: 58% of the
+        keys its joins sought in a past had been sought in it earlier in
+        the epoch), and the next epoch seeks them again (a fact retracted,
+        then inserted). An epoch that only added the ``older`` overlay
+        keeps it (up to :data:`MEMO_KEPT` keys); the overlay sorted into
+        the runs adds its entries to the keys it holds
+        (:meth:`_flush_older`); an epoch's runs joining the past drop it.
+        ``None`` while the past is empty."""
+        past = self._past
         if not past:
             return None
-        if (memo is None or len(memo[0]) != len(past) or len(memo[1]) >= MEMO_KEYS
-                or any(a is not b for a, b in zip(memo[0], past))):
+        memo = self.kept_memo()
+        if memo is None or len(memo[1]) >= MEMO_KEYS:
             memo = self.memo = (list(past), {})
         return memo[1]
 

@@ -46,11 +46,11 @@ single rows up by ``searchsorted``.
 
 from __future__ import annotations
 
-from engine import colbatch, lazy
+from engine import colbatch, columnar, lazy
 from engine.colbatch import COUNTS, INT64
-from engine.columnar import PAST_FLOOR, narrow, push_run
+from engine.columnar import PAST_FLOOR, narrow, push_run, settle
 from engine.operators.columns import PackedTrace, key_run
-from engine.trace import history_add, history_items, history_total
+from engine.trace import MASK, SHIFT, history_add, history_items, history_total
 
 np = lazy.module("numpy", globals())
 COUNTS.setdefault("small_distinct", 0)  # small batches taken row by row on packed state
@@ -162,12 +162,15 @@ class OverlaidTrace(PackedTrace):
         if known and self.cur:  # the epoch's runs join the past: what they add to a known row
             learn(known, self.cur)
         kept = {id(run) for run in self.past}
+        small = not self.cur  # (an update's epoch: its appends all in the overlay)
         super().commit(closed=True)
+        if len(older) >= OVERLAY_ROWS:
+            self.flush()
+        elif small and columnar.SETTLE_RUNS and len(self.past) >= columnar.SETTLE_RUNS:
+            settle(self.past, 0)  # (the same entries: known and the box hold)
         for run in self.past:
             if id(run) not in kept:
                 compact(run)
-        if len(older) >= OVERLAY_ROWS:
-            self.flush()
 
     def rollback(self) -> None:
         self.recent = {}
@@ -414,7 +417,9 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
     cur = probe(trace.cur, keys) if sums is None and trace.cur else None
     scheduled = trace.scheduled
     bget = batch.get
+    ohget = older.get
     out = {}
+    packs = i <= MASK  # this epoch's new histories at i are ints (engine.trace.encode)
     for key, row in rows.items():
         w = bget(row, 0)
         history = recent.get(key)
@@ -424,22 +429,37 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
             if w:
                 table[at] = w3 + w
         else:
-            w3 = 0 if history is None else history_total(history)
+            if history is None:
+                w3 = 0
+            elif type(history) is int:
+                w3 = history >> SHIFT
+            else:
+                w3 = sum(history.values())
             if cur:
                 found = cur.get(key)
                 if found is not None:
                     w3 += sum(pw for _, pw in found)
-        if w:
-            history = history_add(history, i, w)
-            if history is None:
-                del recent[key]
+        if w:  # the append to this epoch's overlay (history_add, its common cases inline)
+            if history is None and packs:
+                recent[key] = (w << SHIFT) | i
+            elif type(history) is int and history & MASK == i:
+                history += w << SHIFT
+                if history >> SHIFT:
+                    recent[key] = history
+                else:
+                    del recent[key]
             else:
-                recent[key] = history
+                history = history_add(history, i, w)
+                if history is None:
+                    del recent[key]
+                else:
+                    recent[key] = history
         entries = past[key]
-        found = older.get(key)
+        found = ohget(key)
         if found is not None:
-            entries = history_items(found) + list(entries)
-        if not entries:
+            entries = ((found & MASK, found >> SHIFT), *entries) if type(found) is int \
+                else (*sorted(found.items()), *entries)
+        elif not entries:
             delta = (w3 + w > 0) - (w3 > 0)
             if delta:
                 out[row] = delta
