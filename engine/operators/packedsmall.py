@@ -46,9 +46,9 @@ single rows up by ``searchsorted``.
 
 from __future__ import annotations
 
-from engine import colbatch, columnar, lazy
+from engine import colbatch, lazy
 from engine.colbatch import COUNTS, INT64
-from engine.columnar import PAST_FLOOR, narrow, push_run, settle
+from engine.columnar import PAST_FLOOR, narrow, push_run, settle, unsettled
 from engine.operators.columns import PackedTrace, key_run
 from engine.trace import MASK, SHIFT, history_add, history_items, history_total
 
@@ -166,7 +166,7 @@ class OverlaidTrace(PackedTrace):
         super().commit(closed=True)
         if len(older) >= OVERLAY_ROWS:
             self.flush()
-        elif small and columnar.SETTLE_RUNS and len(self.past) >= columnar.SETTLE_RUNS:
+        elif small and unsettled(self.past):
             settle(self.past, 0)  # (the same entries: known and the box hold)
         for run in self.past:
             if id(run) not in kept:

@@ -126,6 +126,7 @@ def test_distinct_trace_settles_a_small_epoch_s_past(a):
         for module in (columnar, columns, packedsmall):
             patch.setattr(module, "PAST_FLOOR", 0)
         patch.setattr(columnar, "SETTLE_RUNS", 2)
+        patch.setattr(columnar, "SETTLE_SHARE", 1 << 20)  # (whatever the runs' sizes)
         patch.setattr(packedsmall, "settle", settle)
         holder = Holder()
         node = DistinctTraceNode(holder)

@@ -149,10 +149,11 @@ def test_a_memo_kept_over_epochs_answers_as_the_runs_do(epochs, overlay_rows, ne
     the floor that merges small runs as they come lowered so that the past
     holds several) answers every gather as the past's runs and overlay read
     afresh do."""
-    saved = columnar.OVERLAY_ROWS, columnar.PAST_FLOOR, columnar.SETTLE_RUNS
+    saved = (columnar.OVERLAY_ROWS, columnar.PAST_FLOOR, columnar.SETTLE_RUNS,
+             columnar.SETTLE_SHARE)
     try:
         columnar.OVERLAY_ROWS = overlay_rows
-        columnar.PAST_FLOOR, columnar.SETTLE_RUNS = 0, settle
+        columnar.PAST_FLOOR, columnar.SETTLE_RUNS, columnar.SETTLE_SHARE = 0, settle, 1 << 20
         trace = ColumnarTrace(nested=nested, index=("cols", (0,)))
         committed: dict = {}  # the past's entries, as appended: key -> [(value, part)]
         for epoch in epochs:
@@ -179,7 +180,8 @@ def test_a_memo_kept_over_epochs_answers_as_the_runs_do(epochs, overlay_rows, ne
                 assert summed({key: found}, nested) == summed(
                     gather(trace._past, [key], nested), nested)
     finally:
-        columnar.OVERLAY_ROWS, columnar.PAST_FLOOR, columnar.SETTLE_RUNS = saved
+        (columnar.OVERLAY_ROWS, columnar.PAST_FLOOR, columnar.SETTLE_RUNS,
+         columnar.SETTLE_SHARE) = saved
 
 
 def test_a_small_epoch_settles_the_past_into_one_run():
@@ -187,7 +189,7 @@ def test_a_small_epoch_settles_the_past_into_one_run():
     saved = columnar.PAST_FLOOR
     try:
         columnar.PAST_FLOOR = 0
-        for epoch, size in enumerate((4000, 400, 40)):  # geometric runs, as a load leaves
+        for epoch, size in enumerate((4000, 800, 40)):  # geometric runs, as a load leaves
             trace.append_columns(columnar_batch([(k, epoch) for k in range(size)]), 0)
             trace.commit()
     finally:
