@@ -85,6 +85,10 @@ PROBE_FEW = 2
 #: 8.5, 7.8, 7.3, 7.4 / 7.9, 8.9, 7.9, 8.1, 8.0 and means 9.7-11.4 /
 #: 10.2-11.1: it keeps SMALL_ROWS.
 UNBOXED_FACTOR = 2
+#: Rows due from a vectorised step (an array of packed rows) are unpacked
+#: into tuples one by one (:func:`unpacker`, ~1 µs a row) up to this many,
+#: in bulk (``Packing.unpack``, a few numpy calls) past it.
+UNPACK_FEW = 8
 
 
 def small_rows(trace: OverlaidTrace) -> int:
@@ -389,6 +393,11 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
         rows[key] = row
     unpack = None
     for part in due_parts:
+        if type(part) is not list and len(part) > UNPACK_FEW:  # (a vectorised step's)
+            for key, row in zip(part.tolist(), zip(*(c.tolist() for c in packing.unpack(part)))):
+                if key not in rows:
+                    rows[key] = row
+            continue
         for key in (part if type(part) is list else part.tolist()):
             if key not in rows:
                 if unpack is None:

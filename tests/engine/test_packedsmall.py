@@ -94,6 +94,7 @@ def test_distinct_trace_on_packed_state(sizes, a):
         patch.setattr(colbatch, "SMALL_ROWS", small)
         patch.setattr(packedsmall, "OVERLAY_ROWS", overlay)
         patch.setattr(packedsmall, "KNOWN_ROWS", known)
+        patch.setattr(packedsmall, "UNPACK_FEW", 0)  # (rows due in arrays unpacked in bulk)
         holder = Holder()
         node = DistinctTraceNode(holder)
         place([node], nested=True)
