@@ -529,11 +529,13 @@ class PackedCollection:
         return total
 
     def weights_of(self, rows) -> list[int]:
-        """``[weight(row) for row in rows]``, the runs probed once for all."""
+        """``[weight(row) for row in rows]``, the runs probed once for all
+        (each row once: :func:`probe` lists a key's entries once per time
+        it is sought)."""
         rows = list(rows)
         pack = packer(self.packing)
         keys = [pack(row) for row in rows]
-        found = probe(self.spine, [k for k in keys if k is not None])
+        found = probe(self.spine, list(dict.fromkeys(k for k in keys if k is not None)))
         overlay = self.overlay or {}
         return [0 if k is None else sum(w for _, w in found.get(k, ()))
                 + (history_total(overlay[k]) if k in overlay else 0) for k in keys]
