@@ -118,18 +118,6 @@ OVERLAY_ROWS = 1024
 #: starts again once it holds this many: it lives for an epoch, and a large
 #: epoch's probes (a bulk load's) would only fill it.
 MEMO_KEYS = 4096
-#: At the commit of an epoch that added no run to the past (small appends
-#: only: an update's), a past of this many runs or more is merged into one:
-#: a single-fact update then seeks each key in one large run (and the few
-#: small ones the overlays add later) instead of the bulk load's spine of
-#: geometric runs (Andersen's points_to: 4 runs, each searched for every
-#: key an update seeks). 0: never. Only while the runs after the first hold
-#: a :data:`SETTLE_SHARE` th of its entries or more: the load's spine (each
-#: run a few times the next), not a settled run with the overlays' small
-#: runs pushed after it (merging it again for them would cost an update
-#: the whole past's merge every few flushes).
-SETTLE_RUNS = 3
-SETTLE_SHARE = 8
 #: ... and is kept from one epoch to the next (ColumnarTrace.commit) while it
 #: holds at most this many: an update's keys, sought again by the next
 #: update (a fact retracted, then inserted), not a memory that grows with
@@ -622,31 +610,6 @@ def push_run(spine: list, run: Run | None, key_column: int, floor: int = 0,
         merged = merge_runs([spine.pop(), last], key_column)
         if merged is not None:
             spine.append(merged)
-
-
-def unsettled(spine: list) -> bool:
-    """Whether a small epoch's commit merges the past ``spine`` into one run
-    (:data:`SETTLE_RUNS`, :data:`SETTLE_SHARE`).
-
-    >>> run = lambda n: Run([np.arange(n)], np.zeros(n), np.ones(n), 0)
-    >>> unsettled([run(400), run(90), run(20)]), unsettled([run(800), run(60), run(20)])
-    (True, False)
-    """
-    if not SETTLE_RUNS or len(spine) < SETTLE_RUNS:
-        return False
-    return SETTLE_SHARE * (sum(map(len, spine)) - len(spine[0])) >= len(spine[0])
-
-
-def settle(spine: list, key_column: int) -> None:
-    """Merge the runs of ``spine`` into one, in place (:data:`SETTLE_RUNS`).
-
-    >>> runs = [Run([np.array([k, k])], np.array([0, 1]), np.array([1, -1]), 0) for k in (3, 1)]
-    >>> spine = [runs[0], Run([np.array([1, 2])], np.array([0, 0]), np.array([1, 1]), 0)]
-    >>> settle(spine, 0); [(r.keys.tolist(), r.weights.tolist()) for r in spine]
-    [([1, 2, 3, 3], [1, 1, 1, -1])]
-    """
-    merged = merge_runs(list(spine), key_column)
-    spine[:] = [] if merged is None else [merged]
 
 
 def rows_run(batch: Mapping, iteration: int, arity: int, key_column: int) -> Run | None:
@@ -1272,11 +1235,6 @@ class ColumnarTrace:
             push_run(self._past, run, kc, PAST_FLOOR, past_factor(run))
         if self.older_size >= OVERLAY_ROWS:
             self._flush_older()
-        elif not runs and unsettled(self._past):
-            memo = self.kept_memo()
-            settle(self._past, kc)
-            if memo is not None:  # (the same entries, in one run)
-                self.memo = (list(self._past), memo[1])
         self.epoch += 1
 
     def rollback(self) -> None:

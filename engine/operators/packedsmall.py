@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from engine import colbatch, lazy
 from engine.colbatch import COUNTS, INT64
-from engine.columnar import PAST_FLOOR, narrow, push_run, settle, unsettled
+from engine.columnar import PAST_FLOOR, narrow, push_run
 from engine.operators.columns import PackedTrace, key_run
 from engine.trace import MASK, SHIFT, history_add, history_items, history_total
 
@@ -166,15 +166,12 @@ class OverlaidTrace(PackedTrace):
         if known and self.cur:  # the epoch's runs join the past: what they add to a known row
             learn(known, self.cur)
         kept = {id(run) for run in self.past}
-        small = not self.cur  # (an update's epoch: its appends all in the overlay)
         super().commit(closed=True)
-        if len(older) >= OVERLAY_ROWS:
-            self.flush()
-        elif small and unsettled(self.past):
-            settle(self.past, 0)  # (the same entries: known and the box hold)
         for run in self.past:
             if id(run) not in kept:
                 compact(run)
+        if len(older) >= OVERLAY_ROWS:
+            self.flush()
 
     def rollback(self) -> None:
         self.recent = {}

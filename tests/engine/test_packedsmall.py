@@ -16,9 +16,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine import colbatch, columnar
+from engine import colbatch
 from engine.colbatch import ColBatch, columns_from
-from engine.operators import columns, packedsmall
+from engine.operators import packedsmall
 from engine.operators.distinct import DistinctNode, DistinctTraceNode
 from engine.zset import EMPTY
 from tests.engine.harness import Holder, grid, integral, place
@@ -105,46 +105,6 @@ def test_distinct_trace_on_packed_state(sizes, a):
             assert integral(out, t) == distinct(integral(a, t)), t
         if small == 1 << 20 and any(a.values()):  # every batch small
             assert colbatch.COUNTS["small_distinct"] > before
-
-
-@settings(max_examples=150, deadline=None)
-@given(nested_series)
-@example({(0, 0): {(x, y): 1 for x in range(-3, 4) for y in range(5)},
-          (1, 1): {(5, 0): 1, (6, 0): 1, (7, 0): 1, (7, 1): 1}, (2, 0): {(0, 0): -1},
-          (3, 2): {(1, 1): -1, (7, 1): -1}})
-def test_distinct_trace_settles_a_small_epoch_s_past(a):
-    """The packed past merged into one run at the commit of an epoch of small
-    batches only (``SETTLE_RUNS``; the floor that merges small runs as they
-    come lowered so that the past holds several)."""
-    settled = []
-
-    def settle(spine, key_column):
-        settled.append(len(spine))
-        columnar.settle(spine, key_column)
-
-    with columns_from(0), pytest.MonkeyPatch.context() as patch:
-        patch.setattr(colbatch, "SMALL_ROWS", 2)  # (batches of 4 rows or more vectorised)
-        patch.setattr(packedsmall, "OVERLAY_ROWS", 2)
-        for module in (columnar, columns, packedsmall):
-            patch.setattr(module, "PAST_FLOOR", 0)
-        patch.setattr(columnar, "SETTLE_RUNS", 2)
-        patch.setattr(columnar, "SETTLE_SHARE", 1 << 20)  # (whatever the runs' sizes)
-        patch.setattr(packedsmall, "settle", settle)
-        holder = Holder()
-        node = DistinctTraceNode(holder)
-        place([node], nested=True)
-        out = run_packed_nested(node, holder, a)
-        for t in grid(EPOCHS, ITERATIONS):
-            assert integral(out, t) == distinct(integral(a, t)), t
-        if a == SETTLING:
-            assert settled
-
-
-#: The explicit example above: two vectorised epochs leave two past runs (of
-#: 35 and 4 entries), the next (one small batch) settles them.
-SETTLING = {(0, 0): {(x, y): 1 for x in range(-3, 4) for y in range(5)},
-            (1, 1): {(5, 0): 1, (6, 0): 1, (7, 0): 1, (7, 1): 1}, (2, 0): {(0, 0): -1},
-            (3, 2): {(1, 1): -1, (7, 1): -1}}
 
 
 @settings(max_examples=100, deadline=None)

@@ -140,20 +140,16 @@ appends = st.lists(st.tuples(st.dictionaries(st.tuples(st.integers(0, 6), st.int
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(appends, min_size=1, max_size=6), st.integers(1, 6), st.booleans(),
-       st.sampled_from([0, 2]))
-def test_a_memo_kept_over_epochs_answers_as_the_runs_do(epochs, overlay_rows, nested, settle):
+@given(st.lists(appends, min_size=1, max_size=6), st.integers(1, 6), st.booleans())
+def test_a_memo_kept_over_epochs_answers_as_the_runs_do(epochs, overlay_rows, nested):
     """The past memo carried from epoch to epoch (small appends: the overlay;
     the overlay sorted into the runs; an epoch's runs joining the past; the
-    past's runs merged into one at a small epoch's commit, ``SETTLE_RUNS``,
-    the floor that merges small runs as they come lowered so that the past
-    holds several) answers every gather as the past's runs and overlay read
-    afresh do."""
-    saved = (columnar.OVERLAY_ROWS, columnar.PAST_FLOOR, columnar.SETTLE_RUNS,
-             columnar.SETTLE_SHARE)
+    floor that merges small runs as they come lowered so that the past holds
+    several) answers every gather as the entries appended do, and as the
+    past's runs and overlay read afresh do."""
+    saved = columnar.OVERLAY_ROWS, columnar.PAST_FLOOR
     try:
-        columnar.OVERLAY_ROWS = overlay_rows
-        columnar.PAST_FLOOR, columnar.SETTLE_RUNS, columnar.SETTLE_SHARE = 0, settle, 1 << 20
+        columnar.OVERLAY_ROWS, columnar.PAST_FLOOR = overlay_rows, 0
         trace = ColumnarTrace(nested=nested, index=("cols", (0,)))
         committed: dict = {}  # the past's entries, as appended: key -> [(value, part)]
         for epoch in epochs:
@@ -180,32 +176,7 @@ def test_a_memo_kept_over_epochs_answers_as_the_runs_do(epochs, overlay_rows, ne
                 assert summed({key: found}, nested) == summed(
                     gather(trace._past, [key], nested), nested)
     finally:
-        (columnar.OVERLAY_ROWS, columnar.PAST_FLOOR, columnar.SETTLE_RUNS,
-         columnar.SETTLE_SHARE) = saved
-
-
-def test_a_small_epoch_settles_the_past_into_one_run():
-    trace = ColumnarTrace(nested=True, index=("cols", (0,)))
-    saved = columnar.PAST_FLOOR
-    try:
-        columnar.PAST_FLOOR = 0
-        for epoch, size in enumerate((4000, 800, 40)):  # geometric runs, as a load leaves
-            trace.append_columns(columnar_batch([(k, epoch) for k in range(size)]), 0)
-            trace.commit()
-    finally:
-        columnar.PAST_FLOOR = saved
-    assert len(trace._past) == 3
-    assert sorted(trace.past_cursor().gather([(5,)])[(5,)]) == [
-        ((5, 0), (0, 1)), ((5, 1), (0, 1)), ((5, 2), (0, 1))]
-    memo = trace.past_memo()
-    trace.append_rows({(5, 9): 1}, 0)  # an update's epoch: the overlay only
-    trace.commit()
-    assert len(trace._past) == 1 and trace.older  # (the epoch's row in the overlay)
-    assert trace.past_memo() is memo  # (the same entries)
-    assert sorted(trace.past_cursor().gather([(5,)])[(5,)]) == [
-        ((5, 0), (0, 1)), ((5, 1), (0, 1)), ((5, 2), (0, 1)), ((5, 9), (0, 1))]
-    assert sorted(trace.past_cursor().gather([(7,)])[(7,)]) == [  # (not in the memo)
-        ((7, 0), (0, 1)), ((7, 1), (0, 1)), ((7, 2), (0, 1))]
+        columnar.OVERLAY_ROWS, columnar.PAST_FLOOR = saved
 
 
 def summed(found: dict, nested: bool) -> dict:
