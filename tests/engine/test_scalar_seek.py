@@ -126,6 +126,14 @@ def test_a_trace_s_memo_sees_its_past_change():
     assert sorted(trace.past_cursor().gather([(5,)])[(5,)]) == sorted(memo[(5,)])
     assert sorted(trace.past_cursor().gather([(8,)])[(8,)]) == [((8, 1), (0, 1)),
                                                                 ((8, 108), (0, 1))]
+    saved = columnar.MEMO_KEPT
+    try:
+        columnar.MEMO_KEPT = 4  # (the memo lists 5 entries: not kept)
+        trace.append_rows({(9, 1): 1}, 0)
+        trace.commit()
+        assert trace.memo is None
+    finally:
+        columnar.MEMO_KEPT = saved
     trace.append_rows({(5, 8): 1}, 0)
     trace.rollback()
     assert trace.memo is None
