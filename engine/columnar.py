@@ -662,19 +662,17 @@ def gather_few(spine: list, keys, nested: bool) -> dict:
     return found
 
 
-def small_memo(memo: dict) -> bool:
-    """Whether a past memo lists at most :data:`MEMO_KEPT` entries (kept
-    from one epoch to the next).
+class PastMemo(dict):
+    """key -> the entries :func:`gather` found under it in a past's runs
+    (:meth:`ColumnarTrace.past_memo`), and how many entries it lists
+    (``entries``: it is kept from one epoch to the next while they are at
+    most :data:`MEMO_KEPT`)."""
 
-    >>> small_memo({(1,): [((1, 2), (0, 1))] * 3, (2,): ()}), small_memo({(1,): [()] * 9000})
-    (True, False)
-    """
-    total = 0
-    for entries in memo.values():
-        total += len(entries)
-        if total > MEMO_KEPT:
-            return False
-    return True
+    __slots__ = ("entries",)
+
+    def __init__(self):
+        super().__init__()
+        self.entries = 0
 
 
 def consolidated(entries: list, nested: bool) -> list:
@@ -882,12 +880,12 @@ class ColumnarCursor(Cursor):
 
         >>> zeros = np.zeros(2, dtype=INT64)
         >>> run = Run([np.array([1, 4]), np.array([7, 9])], zeros, zeros + 1, 0)
-        >>> memo = {}
+        >>> memo = PastMemo()
         >>> cursor = ColumnarCursor([run], True, 0, {(4,): [((4, 8), (0, 1))]}, memo)
         >>> cursor.gather([(4,), (2,)])
         {(4,): [((4, 9), (0, 1)), ((4, 8), (0, 1))]}
-        >>> memo, cursor.gather([(4,)]) == cursor.gather([(4,)])
-        ({(4,): [((4, 9), (0, 1))], (2,): ()}, True)
+        >>> memo, memo.entries, cursor.gather([(4,)]) == cursor.gather([(4,)])
+        ({(4,): [((4, 9), (0, 1))], (2,): ()}, 1, True)
         """
         if type(keys) is not list:
             keys = list(keys)
@@ -910,7 +908,10 @@ class ColumnarCursor(Cursor):
                 new = gather(self.spine, missing, self.nested)
                 get = new.get
                 for key in missing:
+                    if key in memo:  # (sought twice in this call)
+                        continue
                     entries = memo[key] = get(key, ())
+                    memo.entries += len(entries)
                     if entries:
                         found[key] = entries
         overlay = self.overlay
@@ -1044,7 +1045,8 @@ class ColumnarTrace:
             for key, extra in self.older.items():
                 entries = found.get(key)
                 if entries is not None:
-                    found[key] = consolidated([*entries, *extra], nested)
+                    learnt = found[key] = consolidated([*entries, *extra], nested)
+                    found.entries += len(learnt) - len(entries)
         push_run(self._past, overlay_run(self.older, self.key_column, self.nested),
                  self.key_column, PAST_FLOOR)
         self.older, self.older_size = {}, 0
@@ -1247,7 +1249,7 @@ class ColumnarTrace:
                 self.older_size += len(batch)
                 overlay_add(older, batch, 0, kc, False)
             self.staged_small = []
-        if runs or (self.memo is not None and not small_memo(self.memo[1])):
+        if runs or (self.memo is not None and self.memo[1].entries > MEMO_KEPT):
             self.memo = None  # (an epoch of small appends leaves the past's runs as they are)
         for run in runs:
             push_run(self._past, run, kc, PAST_FLOOR, past_factor(run))
@@ -1287,7 +1289,7 @@ class ColumnarTrace:
             return None
         memo = self.kept_memo()
         if memo is None or len(memo[1]) >= MEMO_KEYS:
-            memo = self.memo = (list(past), {})
+            memo = self.memo = (list(past), PastMemo())
         return memo[1]
 
     def epoch_cursor(self) -> ColumnarCursor:

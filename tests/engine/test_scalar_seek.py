@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import colbatch, columnar
-from engine.columnar import ColumnarCursor, ColumnarTrace, Run, gather, make_run
+from engine.columnar import ColumnarCursor, ColumnarTrace, PastMemo, Run, gather, make_run
 
 
 def searched(run: Run, key: int):
@@ -77,7 +77,7 @@ def run_of(rows: list) -> Run | None:
 def test_a_memo_of_gathered_keys_answers_as_the_runs_do(parts, probes, overlaid):
     spine = [run for run in map(run_of, parts) if run is not None]
     overlay = {(k,): [((k, 7), (0, w))] for k, w in overlaid.items()}
-    memo: dict = {}
+    memo = PastMemo()
     for sought in probes:
         keys = [(k,) for k in sought]
         plain = ColumnarCursor(spine, True, 0, overlay or None).gather(keys)
@@ -180,6 +180,7 @@ def test_a_memo_kept_over_epochs_answers_as_the_runs_do(epochs, overlay_rows, ne
                 committed.setdefault((row[0],), []).append((row, part))
         memo = trace.memo
         if memo is not None and trace.kept_memo() is memo:
+            assert memo[1].entries == sum(map(len, memo[1].values()))
             for key, found in memo[1].items():
                 assert summed({key: found}, nested) == summed(
                     gather(trace._past, [key], nested), nested)
