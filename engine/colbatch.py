@@ -232,9 +232,11 @@ GATHER_FEW = 32
 #: (A past's memo of the keys gathered is kept from one epoch to the next
 #: while it lists at most engine.columnar.MEMO_KEPT, 8,192, entries: an
 #: insert seeks again what the retraction before it sought; Andersen's
-#: single-fact insert CPU median 0.94-0.95 -> 0.83-0.88 ms, its retraction
-#: unchanged. Rows due from a vectorised step are unpacked in bulk past
-#: engine.operators.packedsmall.UNPACK_FEW, 8.)
+#: single-fact insert CPU median ~8% lower (0.94-1.30 -> 0.77-1.08 ms, four
+#: rounds alternated with the memo never kept, loaded machine), its
+#: retraction 0-6% higher, the pair ~5% lower. Rows due from a vectorised
+#: step are unpacked in bulk past engine.operators.packedsmall.UNPACK_FEW, 8:
+#: no difference measurable in the medians.)
 #: A long thin loop (from iteration LONG_LOOP, a few rows an iteration): a
 #: child's key-less join trace (engine.logtrace) goes into a log of typed arrays
 #: once the epoch appended LOG_FROM rows (moved in bulk, ~0.3 µs an entry; an

@@ -121,8 +121,8 @@ MEMO_KEYS = 4096
 #: ... and is kept from one epoch to the next (ColumnarTrace.commit) while
 #: it lists at most this many entries: an update's keys, sought again by the
 #: next update (a fact retracted, then inserted; Andersen's points_to by its
-#: first column, ~19 entries a key: single-fact insert CPU medians 0.82-0.92
-#: against 0.93-0.98 ms, six rounds alternated), not a memory that grows with
+#: first column, ~19 entries a key: single-fact insert CPU median ~8% lower,
+#: retraction 0-6% higher: engine.colbatch), not a memory that grows with
 #: every update. Counted in keys it took same generation's updates 4-6%
 #: slower: its keys list ~1,400 entries each, millions of live tuples kept
 #: for the garbage collector to walk.
