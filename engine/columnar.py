@@ -118,6 +118,15 @@ OVERLAY_ROWS = 1024
 #: starts again once it holds this many: it lives for an epoch, and a large
 #: epoch's probes (a bulk load's) would only fill it.
 MEMO_KEYS = 4096
+#: ... and is kept from one epoch to the next (ColumnarTrace.commit) while
+#: it lists at most this many entries: an update's keys, sought again by the
+#: next update (a fact retracted, then inserted; Andersen's points_to by its
+#: first column, ~19 entries a key: single-fact insert CPU median ~8% lower,
+#: retraction 0-6% higher: engine.colbatch), not a memory that grows with
+#: every update. Counted in keys it took same generation's updates 4-6%
+#: slower: its keys list ~1,400 entries each, millions of live tuples kept
+#: for the garbage collector to walk.
+MEMO_KEPT = 8192
 INT64 = "int64"
 np = lazy.module("numpy", globals())
 
@@ -739,6 +748,41 @@ def gather_few(spine: list, keys, nested: bool) -> dict:
     return found
 
 
+class PastMemo(dict):
+    """key -> the entries :func:`gather` found under it in a past's runs
+    (:meth:`ColumnarTrace.past_memo`), and how many entries it lists
+    (``entries``: it is kept from one epoch to the next while they are at
+    most :data:`MEMO_KEPT`)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self):
+        super().__init__()
+        self.entries = 0
+
+
+def consolidated(entries: list, nested: bool) -> list:
+    """Gathered entries (``(value, (iteration, weight))``, ``(value,
+    weight)`` when not ``nested``) with the weights of each value and
+    iteration added up, zeros left out: what a merge of the runs holding
+    them leaves.
+
+    >>> consolidated([((1, 2), (0, 1)), ((1, 3), (0, 1)), ((1, 2), (0, -1)),
+    ...               ((1, 3), (2, 1)), ((1, 3), (0, 1))], True)
+    [((1, 3), (0, 2)), ((1, 3), (2, 1))]
+    """
+    total: dict = {}
+    get = total.get
+    if nested:
+        for value, (j, w) in entries:
+            at = (value, j)
+            total[at] = get(at, 0) + w
+        return [(value, (j, w)) for (value, j), w in total.items() if w]
+    for value, w in entries:
+        total[value] = get(value, 0) + w
+    return [(value, w) for value, w in total.items() if w]
+
+
 def fitting(batch: Mapping, arity: int) -> bool:
     """Whether every row of ``batch`` is ``arity`` ints of ``int64``.
 
@@ -922,12 +966,12 @@ class ColumnarCursor(Cursor):
 
         >>> zeros = np.zeros(2, dtype=INT64)
         >>> run = Run([np.array([1, 4]), np.array([7, 9])], zeros, zeros + 1, 0)
-        >>> memo = {}
+        >>> memo = PastMemo()
         >>> cursor = ColumnarCursor([run], True, 0, {(4,): [((4, 8), (0, 1))]}, memo)
         >>> cursor.gather([(4,), (2,)])
         {(4,): [((4, 9), (0, 1)), ((4, 8), (0, 1))]}
-        >>> memo, cursor.gather([(4,)]) == cursor.gather([(4,)])
-        ({(4,): [((4, 9), (0, 1))], (2,): ()}, True)
+        >>> memo, memo.entries, cursor.gather([(4,)]) == cursor.gather([(4,)])
+        ({(4,): [((4, 9), (0, 1))], (2,): ()}, 1, True)
         """
         if type(keys) is not list:
             keys = list(keys)
@@ -950,7 +994,10 @@ class ColumnarCursor(Cursor):
                 new = gather(self.spine, missing, self.nested)
                 get = new.get
                 for key in missing:
+                    if key in memo:  # (sought twice in this call)
+                        continue
                     entries = memo[key] = get(key, ())
+                    memo.entries += len(entries)
                     if entries:
                         found[key] = entries
         overlay = self.overlay
@@ -1078,9 +1125,28 @@ class ColumnarTrace:
         return self._past
 
     def _flush_older(self) -> None:
+        memo = self.kept_memo()
+        if memo is not None:  # the keys it answers learn the overlay's entries
+            found, nested = memo[1], self.nested
+            for key, extra in self.older.items():
+                entries = found.get(key)
+                if entries is not None:
+                    learnt = found[key] = consolidated([*entries, *extra], nested)
+                    found.entries += len(learnt) - len(entries)
         push_run(self._past, overlay_run(self.older, self.key_column, self.nested),
                  self.key_column, PAST_FLOOR)
         self.older, self.older_size = {}, 0
+        if memo is not None:
+            self.memo = (list(self._past), memo[1])
+
+    def kept_memo(self) -> tuple | None:
+        """The memo (``(past runs, key -> entries)``) if it answers for the
+        past as it is now, else ``None``."""
+        memo, past = self.memo, self._past
+        if (memo is None or len(memo[0]) != len(past)
+                or any(a is not b for a, b in zip(memo[0], past))):
+            return None
+        return memo
 
     def past_entries(self) -> int:
         """How many entries the finished epochs hold (the overlay's counted
@@ -1269,12 +1335,13 @@ class ColumnarTrace:
                 self.older_size += len(batch)
                 overlay_add(older, batch, 0, kc, False)
             self.staged_small = []
+        if runs or (self.memo is not None and self.memo[1].entries > MEMO_KEPT):
+            self.memo = None  # (an epoch of small appends leaves the past's runs as they are)
         for run in runs:
             push_run(self._past, run, kc, PAST_FLOOR, past_factor(run))
         if self.older_size >= OVERLAY_ROWS:
             self._flush_older()
         self.epoch += 1
-        self.memo = None
 
     def rollback(self) -> None:
         """Forget everything appended in the current epoch."""
@@ -1293,18 +1360,22 @@ class ColumnarTrace:
 
     def past_memo(self) -> dict | None:
         """key -> the entries :func:`gather` found under it in the past runs
-        (``()``: none), while the runs stay the same and for this epoch only
-        (dropped at commit and rollback; at most :data:`MEMO_KEYS` keys): an
-        update's loop seeks the same keys of a past again at later
-        iterations (Andersen's analysis: 58% of the keys its joins sought in
-        a past had been sought in it earlier in the epoch). ``None`` while
-        the past is empty."""
-        memo, past = self.memo, self._past
+        (``()``: none), while the runs stay the same (at most
+        :data:`MEMO_KEYS` keys): an update's loop seeks the same keys of a
+        past again at later iterations (Andersen's analysis: 58% of the
+        keys its joins sought in a past had been sought in it earlier in
+        the epoch), and the next epoch seeks them again (a fact retracted,
+        then inserted). An epoch that only added the ``older`` overlay
+        keeps it (up to :data:`MEMO_KEPT` entries); the overlay sorted into
+        the runs adds its entries to the keys it holds
+        (:meth:`_flush_older`); an epoch's runs joining the past drop it.
+        ``None`` while the past is empty."""
+        past = self._past
         if not past:
             return None
-        if (memo is None or len(memo[0]) != len(past) or len(memo[1]) >= MEMO_KEYS
-                or any(a is not b for a, b in zip(memo[0], past))):
-            memo = self.memo = (list(past), {})
+        memo = self.kept_memo()
+        if memo is None or len(memo[1]) >= MEMO_KEYS:
+            memo = self.memo = (list(past), PastMemo())
         return memo[1]
 
     def epoch_cursor(self) -> ColumnarCursor:

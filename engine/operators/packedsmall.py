@@ -50,7 +50,7 @@ from engine import colbatch, lazy
 from engine.colbatch import COUNTS, INT64
 from engine.columnar import PAST_FLOOR, narrow, push_run
 from engine.operators.columns import PackedTrace, key_run
-from engine.trace import history_add, history_items, history_total
+from engine.trace import MASK, SHIFT, history_add, history_items, history_total
 
 np = lazy.module("numpy", globals())
 COUNTS.setdefault("small_distinct", 0)  # small batches taken row by row on packed state
@@ -85,6 +85,10 @@ PROBE_FEW = 2
 #: 8.5, 7.8, 7.3, 7.4 / 7.9, 8.9, 7.9, 8.1, 8.0 and means 9.7-11.4 /
 #: 10.2-11.1: it keeps SMALL_ROWS.
 UNBOXED_FACTOR = 2
+#: Rows due from a vectorised step (an array of packed rows) are unpacked
+#: into tuples one by one (:func:`unpacker`, ~1 µs a row) up to this many,
+#: in bulk (``Packing.unpack``, a few numpy calls) past it.
+UNPACK_FEW = 8
 
 
 def small_rows(trace: OverlaidTrace) -> int:
@@ -386,6 +390,11 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
         rows[key] = row
     unpack = None
     for part in due_parts:
+        if type(part) is not list and len(part) > UNPACK_FEW:  # (a vectorised step's)
+            for key, row in zip(part.tolist(), zip(*(c.tolist() for c in packing.unpack(part)))):
+                if key not in rows:
+                    rows[key] = row
+            continue
         for key in (part if type(part) is list else part.tolist()):
             if key not in rows:
                 if unpack is None:
@@ -414,7 +423,9 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
     cur = probe(trace.cur, keys) if sums is None and trace.cur else None
     scheduled = trace.scheduled
     bget = batch.get
+    ohget = older.get
     out = {}
+    packs = i <= MASK  # this epoch's new histories at i are ints (engine.trace.encode)
     for key, row in rows.items():
         w = bget(row, 0)
         history = recent.get(key)
@@ -424,22 +435,37 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
             if w:
                 table[at] = w3 + w
         else:
-            w3 = 0 if history is None else history_total(history)
+            if history is None:
+                w3 = 0
+            elif type(history) is int:
+                w3 = history >> SHIFT
+            else:
+                w3 = sum(history.values())
             if cur:
                 found = cur.get(key)
                 if found is not None:
                     w3 += sum(pw for _, pw in found)
-        if w:
-            history = history_add(history, i, w)
-            if history is None:
-                del recent[key]
+        if w:  # the append to this epoch's overlay (history_add, its common cases inline)
+            if history is None and packs:
+                recent[key] = (w << SHIFT) | i
+            elif type(history) is int and history & MASK == i:
+                history += w << SHIFT
+                if history >> SHIFT:
+                    recent[key] = history
+                else:
+                    del recent[key]
             else:
-                recent[key] = history
+                history = history_add(history, i, w)
+                if history is None:
+                    del recent[key]
+                else:
+                    recent[key] = history
         entries = past[key]
-        found = older.get(key)
+        found = ohget(key)
         if found is not None:
-            entries = history_items(found) + list(entries)
-        if not entries:
+            entries = ((found & MASK, found >> SHIFT), *entries) if type(found) is int \
+                else (*sorted(found.items()), *entries)
+        elif not entries:
             delta = (w3 + w > 0) - (w3 > 0)
             if delta:
                 out[row] = delta
@@ -500,11 +526,13 @@ class PackedCollection:
         return total
 
     def weights_of(self, rows) -> list[int]:
-        """``[weight(row) for row in rows]``, the runs probed once for all."""
+        """``[weight(row) for row in rows]``, the runs probed once for all
+        (each row once: :func:`probe` lists a key's entries once per time
+        it is sought)."""
         rows = list(rows)
         pack = packer(self.packing)
         keys = [pack(row) for row in rows]
-        found = probe(self.spine, [k for k in keys if k is not None])
+        found = probe(self.spine, list(dict.fromkeys(k for k in keys if k is not None)))
         overlay = self.overlay or {}
         return [0 if k is None else sum(w for _, w in found.get(k, ()))
                 + (history_total(overlay[k]) if k in overlay else 0) for k in keys]

@@ -88,12 +88,14 @@ def run_packed_nested(node: DistinctTraceNode, holder: Holder, series: dict) -> 
 @given(nested_series)
 @example({(0, 0): {(0, 0): 1, (1, 1): 1}, (1, 0): {(0, 0): -1}, (1, 2): {(0, 0): 1},
           (2, 1): {(1, 1): -1}, (3, 0): {(1, 1): 2}})
+@example({(2, 0): {(-3, 0): -1}, (2, 1): {(-3, 0): 2}})  # weights_of a row asked twice
 def test_distinct_trace_on_packed_state(sizes, a):
     small, overlay, known = sizes
     with columns_from(0), pytest.MonkeyPatch.context() as patch:
         patch.setattr(colbatch, "SMALL_ROWS", small)
         patch.setattr(packedsmall, "OVERLAY_ROWS", overlay)
         patch.setattr(packedsmall, "KNOWN_ROWS", known)
+        patch.setattr(packedsmall, "UNPACK_FEW", 0)  # (rows due in arrays unpacked in bulk)
         holder = Holder()
         node = DistinctTraceNode(holder)
         place([node], nested=True)

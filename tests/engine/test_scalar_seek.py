@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import colbatch, columnar
-from engine.columnar import ColumnarCursor, ColumnarTrace, Run, gather, make_run
+from engine.columnar import ColumnarCursor, ColumnarTrace, PastMemo, Run, gather, make_run
 
 
 def searched(run: Run, key: int):
@@ -77,7 +77,7 @@ def run_of(rows: list) -> Run | None:
 def test_a_memo_of_gathered_keys_answers_as_the_runs_do(parts, probes, overlaid):
     spine = [run for run in map(run_of, parts) if run is not None]
     overlay = {(k,): [((k, 7), (0, w))] for k, w in overlaid.items()}
-    memo: dict = {}
+    memo = PastMemo()
     for sought in probes:
         keys = [(k,) for k in sought]
         plain = ColumnarCursor(spine, True, 0, overlay or None).gather(keys)
@@ -102,23 +102,111 @@ def test_a_trace_s_memo_sees_its_past_change():
     assert trace.past_memo() is not memo
     assert sorted(trace.past_cursor().gather([(5,)])[(5,)]) == [((5, 6), (1, 1)),
                                                                 ((5, 105), (0, 1))]
+    memo = trace.past_memo()
     trace.append_rows({(5, 7): 1}, 0)  # a small append: the overlay
     trace.commit()
+    assert trace.past_memo() is memo and (5,) in memo  # (the past's runs did not change)
     assert sorted(trace.past_cursor().gather([(5,)])[(5,)]) == [
         ((5, 6), (1, 1)), ((5, 7), (0, 1)), ((5, 105), (0, 1))]
+    trace.append_rows({(5, 9): 1, (6, 1): 1}, 0)
+    trace.commit()
+    assert trace.older
+    memo = trace.past_memo()
+    saved = columnar.OVERLAY_ROWS
+    try:
+        columnar.OVERLAY_ROWS = 4  # (the epoch's one row stays in its overlay)
+        trace.append_rows({(8, 1): 1}, 0)
+        trace.commit()
+    finally:
+        columnar.OVERLAY_ROWS = saved
     assert trace.past and not trace.older  # the overlay sorted into the runs:
-    assert trace.past_memo() == {}         # the memo starts again
-    assert sorted(trace.past_cursor().gather([(5,)])[(5,)]) == [
-        ((5, 6), (1, 1)), ((5, 7), (0, 1)), ((5, 105), (0, 1))]
+    assert trace.past_memo() is memo       # the memo learnt its entries
+    assert sorted(memo[(5,)]) == [((5, 6), (1, 1)), ((5, 7), (0, 1)), ((5, 9), (0, 1)),
+                                  ((5, 105), (0, 1))]
+    assert sorted(trace.past_cursor().gather([(5,)])[(5,)]) == sorted(memo[(5,)])
+    assert sorted(trace.past_cursor().gather([(8,)])[(8,)]) == [((8, 1), (0, 1)),
+                                                                ((8, 108), (0, 1))]
+    saved = columnar.MEMO_KEPT
+    try:
+        columnar.MEMO_KEPT = 4  # (the memo lists 5 entries: not kept)
+        trace.append_rows({(9, 1): 1}, 0)
+        trace.commit()
+        assert trace.memo is None
+    finally:
+        columnar.MEMO_KEPT = saved
     trace.append_rows({(5, 8): 1}, 0)
     trace.rollback()
     assert trace.memo is None
 
 
-def columnar_batch(rows: list):
+#: An epoch of the trace below: (rows appended at iterations, as a run or not;
+#: the keys sought after each append, through the memo and without it).
+appends = st.lists(st.tuples(st.dictionaries(st.tuples(st.integers(0, 6), st.integers(0, 3)),
+                                             st.sampled_from([-1, 1, 2]), max_size=12),
+                             st.integers(0, 2), st.booleans(),
+                             st.lists(st.integers(-1, 7), max_size=5)), max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(appends, min_size=1, max_size=6), st.integers(1, 6), st.booleans())
+def test_a_memo_kept_over_epochs_answers_as_the_runs_do(epochs, overlay_rows, nested):
+    """The past memo carried from epoch to epoch (small appends: the overlay;
+    the overlay sorted into the runs; an epoch's runs joining the past; the
+    floor that merges small runs as they come lowered so that the past holds
+    several) answers every gather as the entries appended do, and as the
+    past's runs and overlay read afresh do."""
+    saved = columnar.OVERLAY_ROWS, columnar.PAST_FLOOR
+    try:
+        columnar.OVERLAY_ROWS, columnar.PAST_FLOOR = overlay_rows, 0
+        trace = ColumnarTrace(nested=nested, index=("cols", (0,)))
+        committed: dict = {}  # the past's entries, as appended: key -> [(value, part)]
+        for epoch in epochs:
+            appended = []
+            for rows, iteration, as_run, sought in epoch:
+                j = iteration if nested else 0
+                if rows and as_run:
+                    trace.append_columns(columnar_batch(rows, rows), j)
+                elif rows:
+                    trace.append_rows(rows, j)
+                appended += [(row, (j, w) if nested else w) for row, w in rows.items()]
+                keys = [(k,) for k in sought]
+                fresh = ColumnarCursor(trace._past, nested, trace.epoch - 1, trace.older)
+                memoised = trace.past_cursor().gather(keys)
+                want = summed({k: committed[k] for k in keys if k in committed}, nested)
+                assert summed(memoised, nested) == want
+                assert summed(fresh.gather(keys), nested) == want
+            trace.commit()
+            for row, part in appended:
+                committed.setdefault((row[0],), []).append((row, part))
+        memo = trace.memo
+        if memo is not None and trace.kept_memo() is memo:
+            assert memo[1].entries == sum(map(len, memo[1].values()))
+            for key, found in memo[1].items():
+                assert summed({key: found}, nested) == summed(
+                    gather(trace._past, [key], nested), nested)
+    finally:
+        columnar.OVERLAY_ROWS, columnar.PAST_FLOOR = saved
+
+
+def summed(found: dict, nested: bool) -> dict:
+    """Gathered entries as key -> {(value, iteration): weight}, zeros dropped
+    (a merge of runs adds up what a memo may list twice)."""
+    out: dict = {}
+    for key, entries in found.items():
+        total: dict = {}
+        for value, part in entries:
+            j, w = part if nested else (0, part)
+            total[(value, j)] = total.get((value, j), 0) + w
+        total = {at: w for at, w in total.items() if w}
+        if total:
+            out[key] = total
+    return out
+
+
+def columnar_batch(rows: list, weights: dict | None = None):
     from engine.colbatch import ColBatch
 
-    return ColBatch.from_rows({row: 1 for row in rows})
+    return ColBatch.from_rows({row: (weights or {}).get(row, 1) for row in rows})
 
 
 @settings(max_examples=150, deadline=None)
