@@ -18,17 +18,17 @@ from hypothesis import strategies as st
 
 from engine import colbatch
 from engine.operators import densesums
-from engine.operators.columns import Packing, distinct_columns, distinct_step, key_run
+from engine.operators.columns import distinct_columns, distinct_step, key_run
 from engine.operators.densesums import BoxDirectory
 from engine.operators.packedsmall import OverlaidTrace
-from tests.engine.test_longtable import limits, past_entries
-
-EPOCHS, ITERATIONS = 4, 6
-pairs = st.tuples(st.integers(-3, 12), st.integers(0, 9))
-batches = st.dictionaries(pairs, st.integers(-2, 2).filter(bool), max_size=8)
-histories = st.dictionaries(st.tuples(st.integers(0, EPOCHS - 1),
-                                      st.integers(0, ITERATIONS - 1)), batches, max_size=18)
-PACKING = Packing(2)
+from tests.engine.test_longtable import (
+    EPOCHS,
+    ITERATIONS,
+    PACKING,
+    histories,
+    limits,
+    past_entries,
+)
 
 
 def run(history: dict, table: bool, columnar: bool, shuffle: bool) -> list:
