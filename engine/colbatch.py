@@ -675,22 +675,36 @@ def packed_key(columns: list, bounds: list | None = None):
     widths = [(high - low).bit_length() for low, high in bounds]
     if sum(widths) > 63:
         return None
-    key = scratch = None  # (in place: a large batch's temporaries are page faults)
+    return pack_into(np.empty(len(columns[0]), dtype=INT64), columns, bounds, widths), widths
+
+
+def pack_into(key: np.ndarray, columns: list, bounds: list, widths: list, scratch=None):
+    """``key`` (``int64``, returned) filled with the columns packed as
+    :func:`packed_key` does for ``bounds`` and ``widths``, in place (a large
+    batch's temporaries are page faults): ``scratch``, an ``int64`` buffer of
+    ``len(key)`` entries at least, is made when a column needs shifting to
+    its minimum. The columns may be of narrower int types."""
+    n = len(key)
+    first = True
     for column, (low, _), width in zip(columns, bounds, widths):
         if not width:
             continue
-        if key is None:
-            key = column - low
+        if first:
+            np.subtract(column, low, out=key, dtype=INT64)
+            first = False
             continue
         key <<= width
         if low:
             if scratch is None:
-                scratch = np.empty(len(key), dtype=INT64)
-            np.subtract(column, low, out=scratch)
-            key |= scratch
+                scratch = np.empty(n, dtype=INT64)
+            value = scratch[:n]
+            np.subtract(column, low, out=value, dtype=INT64)
+            key |= value
         else:
             key |= column
-    return (np.zeros(len(columns[0]), dtype=INT64) if key is None else key), widths
+    if first:  # every entry the same
+        key[:] = 0
+    return key
 
 
 def unpack_key(key: np.ndarray, bounds: list, widths: list) -> list:

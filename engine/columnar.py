@@ -64,7 +64,7 @@ from collections.abc import Iterator, Mapping
 from itertools import chain
 
 from engine import colbatch, lazy
-from engine.colbatch import ColBatch, bounds_of, packed_key, sum_packed, unpack_key
+from engine.colbatch import ColBatch, bounds_of, pack_into, packed_key, sum_packed, unpack_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
 from engine.trace import Trace, compile_row_functions, split_pairs
@@ -140,6 +140,22 @@ def fits(index) -> bool:
     return index is not None and index[0] == "cols" and len(index[1]) == 1
 
 
+def key_starts(keys: np.ndarray, low: int, span: int) -> np.ndarray:
+    """``starts[k - low]``: the position of sorted ``keys``' first entry of
+    key ``k`` (``starts[k - low + 1]`` past its last), for the ``span`` keys
+    from ``low``, and two slots past them holding ``len(keys)`` (a key outside
+    the span finds nothing there); ``int32`` while positions fit.
+
+    >>> key_starts(np.array([3, 3, 5, 6]), 3, 4).tolist()
+    [0, 2, 2, 3, 4, 4]
+    """
+    n = len(keys)
+    starts = np.zeros(span + 2, dtype=np.int32 if n < 1 << 31 else INT64)
+    np.cumsum(np.bincount(keys - low, minlength=span), out=starts[1:span + 1])
+    starts[span + 1] = n
+    return starts
+
+
 class Run:
     """Sorted, consolidated entries: ``columns`` (one int64 array per column of
     the row), ``iterations``, ``weights`` (each in a type as narrow as its
@@ -165,7 +181,7 @@ class Run:
         self.sums = None
         self.unique = unique
         self.spread = None
-        self.directory = None  # engine.operators.columns.directory_of (False: none)
+        self.directory = None  # (low, key_starts): directory_of, make_view (False: none)
         self.view = None  # what span() seeks in: the keys' memoryview, or a directory
         self.seeks = 0    # span()'s searches left before it makes a directory
 
@@ -268,12 +284,14 @@ class Run:
         n = len(keys)
         view = None
         if directory and n and keys.dtype == INT64:
-            low, high = int(keys[0]), int(keys[-1])
-            width = high - low + 1
-            if width <= n:
-                starts = np.zeros(width + 1, dtype=np.int32 if n < 1 << 31 else INT64)
-                np.cumsum(np.bincount(keys - low, minlength=width), out=starts[1:])
-                view = (low, memoryview(starts), width)
+            if self.directory is None:  # (one directory a run: a join's probes read it too)
+                low = int(keys[0])
+                width = int(keys[-1]) - low + 1
+                if width <= n:
+                    self.directory = (low, key_starts(keys, low, width))
+            if type(self.directory) is tuple:
+                low, starts = self.directory
+                view = (low, memoryview(starts), len(starts) - 2)
         if view is None:
             view = memoryview(keys)
             self.seeks = -1  # (never zero: no directory)
@@ -588,24 +606,11 @@ def merge_packed(runs: list, key_column: int, consume: bool = False):
     while chunks:
         ordered, chunk_weights, _ = chunks.pop()
         n = len(chunk_weights)
-        part, value = key[start:start + n], scratch[:n]
+        pack_into(key[start:start + n], ordered, bounds, widths, scratch)
         weights[start:start + n] = chunk_weights
         start += n
-        first = True
-        for column, (low, _), width in zip(ordered, bounds, widths):
-            if not width:
-                continue
-            if first:  # (int64 out of narrowed iterations too)
-                np.subtract(column, low, out=part, dtype=INT64)
-                first = False
-                continue
-            part <<= width
-            np.subtract(column, low, out=value, dtype=INT64)
-            part |= value
-        if first:  # every entry the same
-            part[:] = 0
-        del ordered, chunk_weights, column
-    del scratch, part, value
+        del ordered, chunk_weights
+    del scratch
     key, weights, _ = sum_packed(key, bits, weights)
     if not len(weights):
         return None

@@ -50,6 +50,7 @@ from engine.columnar import (
     PAST_FLOOR,
     Run,
     interleave,
+    key_starts,
     make_run,
     past_factor,
     push_run,
@@ -148,10 +149,7 @@ def directory_of(run, sought: int):
         return None
     if sought * 8 < span:
         return None  # (not yet: a larger probe may make it)
-    starts = np.zeros(span + 2, dtype=np.intp)
-    np.cumsum(np.bincount(keys - low, minlength=span), out=starts[1:span + 1])
-    starts[span + 1] = n
-    run.directory = (low, starts)
+    run.directory = (low, key_starts(keys, low, span))
     return run.directory
 
 
