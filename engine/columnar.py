@@ -151,7 +151,8 @@ def key_starts(keys: np.ndarray, low: int, span: int) -> np.ndarray:
     """
     n = len(keys)
     starts = np.zeros(span + 2, dtype=np.int32 if n < 1 << 31 else INT64)
-    np.cumsum(np.bincount(keys - low, minlength=span), out=starts[1:span + 1])
+    np.cumsum(np.bincount(keys - low if low else keys, minlength=span),
+              out=starts[1:span + 1])
     starts[span + 1] = n
     return starts
 

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 from engine import colbatch, lazy
 from engine.colbatch import INT64
-from engine.columnar import Run, merge_runs, narrow, narrow_kind
+from engine.columnar import Run, key_starts, merge_runs, narrow, narrow_kind
 
 np = lazy.module("numpy", globals())
 INT32_MAX = (1 << 31) - 1
@@ -397,11 +397,7 @@ class BoxDirectory:
         self.lows = [low for low, _ in bounds]
         self.sizes = [high - low + 1 for low, high in bounds]
         self.cells = DenseSums.box_cells(bounds)
-        starts = np.zeros(self.cells + 2, dtype=np.int32)
-        np.cumsum(np.bincount(self.cells_of(run.keys), minlength=self.cells),
-                  out=starts[1:self.cells + 1])
-        starts[self.cells + 1] = len(run)
-        self.starts = starts
+        self.starts = key_starts(self.cells_of(run.keys), 0, self.cells)  # (row-major: sorted)
 
     def cells_of(self, keys: np.ndarray, check: bool = False,
                  columns: list | None = None) -> np.ndarray:
