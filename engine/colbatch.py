@@ -844,6 +844,46 @@ def _consolidate_packed(packed, kinds: tuple, weights: np.ndarray, bounds: list)
     return ColBatch(unpack_key(key, bounds, widths), kinds, weights)
 
 
+#: From this many entries, packed keys whose positions are not asked for
+#: are sorted with their weights by value (:func:`sorted_with`): numpy's
+#: ``sort`` of ``int64`` (a vectorised quicksort) beats ordering them
+#: (:func:`order_packed`) and gathering. 1,999,000 keys of 33 bits (the
+#: 2,000-node chain's join trace at commit, 1,999 sorted stretches): 18 ms
+#: sorted by value and unpacked vs 80 ms by ``order_packed``, 19 ms by
+#: ``argsort(kind="stable")``.
+VALUE_SORT_ROWS = RADIX_ROWS
+
+
+def sorted_with(key: np.ndarray, bits: int, weights: np.ndarray):
+    """``(key, weights)``: the packed ``key`` (non-negative, below
+    ``2**bits``) in order with its ``weights`` (``int64``), equal keys
+    together in any order, by one sort of the values: each weight packed
+    under its key. ``None`` under :data:`VALUE_SORT_ROWS` entries or when
+    key and weight need more than 63 bits together.
+
+    >>> [x.tolist() for x in sorted_with(np.array([5, 2, 5, 7] * 1024), 3,
+    ...                                  np.array([1, -1, 2, 0] * 1024))][0][1022:1026]
+    [2, 2, 5, 5]
+    """
+    n = len(key)
+    if n < VALUE_SORT_ROWS:
+        return None
+    low, high = int(weights.min()), int(weights.max())
+    width = (high - low).bit_length()
+    if bits + width > 63:
+        return None
+    if not width:  # every weight the same
+        return np.sort(key), np.full(n, low, dtype=INT64)
+    both = np.left_shift(key, width)
+    both |= np.subtract(weights, low, dtype=INT64) if low else weights
+    both.sort()
+    weights = both & ((1 << width) - 1)
+    if low:
+        weights += low
+    both >>= width
+    return both, weights
+
+
 def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = False):
     """``(key, weights, order)``: the packed ``key`` sorted (:func:`order_packed`),
     the weights of equal keys summed, zero sums dropped; ``order`` (when asked
@@ -853,8 +893,12 @@ def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = Fa
     ...                                 order=True)]
     [[2, 5], [1, 3], [1, 0]]
     """
-    at = order_packed(key, bits)
-    key, weights = key[at], weights[at]
+    found = None if order else sorted_with(key, bits, weights)
+    if found is not None:
+        key, weights = found
+    else:
+        at = order_packed(key, bits)
+        key, weights = key[at], weights[at]
     if len(key) > 1:
         new = np.empty(len(key), dtype=bool)
         new[0] = True

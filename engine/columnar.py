@@ -430,10 +430,11 @@ def make_run(columns: list, iterations, weights, key_column: int,
     packed = packed_key(ordered, bounds) if bounds is not None else None
     if packed is not None:
         key, widths = packed
-        key, weights, order = sum_packed(key, sum(widths), weights, order=True)
+        few = len(key) < colbatch.RADIX_ROWS
+        key, weights, order = sum_packed(key, sum(widths), weights, order=few)
         if not len(weights):
             return None
-        if len(key) < colbatch.RADIX_ROWS:  # a few gathers: fewer numpy calls
+        if few:  # a few gathers: fewer numpy calls
             columns = [c[order] for c in columns]
             iterations = iterations[order]
         else:   # read back from the keys: no random access

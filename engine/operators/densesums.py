@@ -61,7 +61,7 @@ single-fact update of that closure probes its 1.1 million entries ~12 times).
 from __future__ import annotations
 
 from engine import colbatch, lazy
-from engine.colbatch import INT64
+from engine.colbatch import INT64, pack_into, sorted_with, unpack_key
 from engine.columnar import Run, key_starts, merge_runs, narrow, narrow_kind
 
 np = lazy.module("numpy", globals())
@@ -338,9 +338,13 @@ def merge_epoch(trace) -> None:
     """The epoch's runs merged into one. Runs of one column, each at
     iterations after the one before's (as :func:`append_run` leaves them),
     hold no two equal entries, and sorted by key with those of one key in
-    iteration order: one stable sort of their keys concatenated (a merge of
-    sorted stretches, ~13 ms on 660,000 entries in 17 runs) and a gather of
-    each array; others by :func:`~engine.columnar.merge_runs`."""
+    iteration order: each entry's key and iteration packed into one
+    ``int64`` sorted with its weight by value
+    (:func:`~engine.colbatch.sorted_with`; the 2,000-node chain's 1,999,000
+    entries in 1,999 runs: 39 ms CPU, against 62 ms for a stable sort of
+    their keys and a gather of each array), else one stable sort of their
+    keys concatenated (a merge of sorted stretches) and a gather of each
+    array; others by :func:`~engine.columnar.merge_runs`."""
     spine = trace.cur
     if len(spine) < 2:
         return
@@ -349,17 +353,26 @@ def merge_epoch(trace) -> None:
         trace.cur = [] if merged is None else [merged]
         return
     keys = np.concatenate([run.keys for run in spine])
-    order = keys.argsort(kind="stable")
-    keys = keys[order]
-    iterations = np.concatenate([run.iterations for run in spine])[order]
-    weights = np.concatenate([run.weights for run in spine])[order]
+    iterations = np.concatenate([run.iterations for run in spine])
+    weights = np.concatenate([run.weights for run in spine])
+    bounds = [(min(run.bounds[0][0] for run in spine), max(run.bounds[0][1] for run in spine)),
+              (spine[0].bounds[-1][0], spine[-1].bounds[-1][1])]
+    widths = [(high - low).bit_length() for low, high in bounds]
+    found = None
+    if sum(widths) < 63:  # key and iteration in one int64, sorted by value with the weights
+        packed = pack_into(np.empty(len(keys), dtype=INT64), [keys, iterations], bounds, widths)
+        found = sorted_with(packed, sum(widths), weights)
+    if found is not None:
+        packed, weights = found
+        keys, iterations = unpack_key(packed, bounds, widths)
+    else:
+        order = keys.argsort(kind="stable")
+        keys, iterations, weights = keys[order], iterations[order], weights[order]
     if len(keys) < colbatch.NARROW_ROWS:  # (a short run's in int64, as make_run's)
         iterations, weights = iterations.astype(INT64), weights.astype(INT64)
     else:  # (a short run merged in was int64)
         iterations = narrow(iterations) if iterations.dtype == INT64 else iterations
         weights = narrow(weights) if weights.dtype == INT64 else weights
-    bounds = [(min(run.bounds[0][0] for run in spine), max(run.bounds[0][1] for run in spine)),
-              (spine[0].bounds[-1][0], spine[-1].bounds[-1][1])]
     trace.cur = [Run([keys], iterations, weights, 0, bounds)]
 
 

@@ -133,6 +133,36 @@ def test_runs_in_iteration_order_merge_by_one_sort():
     assert trace.cur[0].iterations.tolist() == [2, 3]
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.integers(-(1 << 40), 1 << 40), st.integers(-3, 3).filter(bool),
+                                max_size=12), min_size=2, max_size=6),
+       st.sampled_from([0, 7, 1 << 20]))
+def test_merge_epoch_by_value_equals_the_stable_sort(batches, first):
+    """The epoch's runs merged by a sort of (key, iteration) packed with the
+    weights (colbatch.sorted_with) as by the stable sort of their keys."""
+    merged = []
+    for value_sort in (0, 1 << 40):
+        trace = PackedTrace()
+        for i, batch in enumerate(batches, first):
+            keys = sorted(batch)
+            densesums.append_run(trace, np.array(keys, dtype=np.int64), i,
+                                 np.array([batch[k] for k in keys], dtype=np.int64))
+        if len(trace.cur) < 2:
+            return
+        saved = colbatch.VALUE_SORT_ROWS
+        colbatch.VALUE_SORT_ROWS = value_sort
+        try:
+            densesums.merge_epoch(trace)
+        finally:
+            colbatch.VALUE_SORT_ROWS = saved
+        (run,) = trace.cur
+        merged.append((run.keys.tolist(), run.iterations.tolist(), run.weights.tolist(),
+                       run.bounds))
+    assert merged[0] == merged[1]
+    expected = sorted((k, i) for i, batch in enumerate(batches, first) for k in batch)
+    assert list(zip(merged[0][0], merged[0][1])) == expected
+
+
 past_entries = st.lists(st.tuples(rows, st.integers(0, 6), st.integers(-2, 2).filter(bool)),
                    min_size=1, max_size=40)
 sought_rows = st.lists(st.one_of(rows, st.tuples(st.integers(-20, 20), st.integers(-50, 60))),

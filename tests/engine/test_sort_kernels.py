@@ -21,6 +21,8 @@ from engine.colbatch import (
     consolidate,
     order_packed,
     packed_key,
+    sorted_with,
+    sum_packed,
     unpack_key,
 )
 from engine.columnar import Run, interleave, make_run, merge_runs
@@ -115,6 +117,38 @@ def dict_sum(rows, weights) -> dict:
 
 
 FIXTURE = [HealthCheck.function_scoped_fixture]  # radix_everywhere: the same for all examples
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, (1 << 62) - 1), min_size=1, max_size=200),
+       st.sampled_from([0, 1, 11, 33, 60, 62]),
+       st.lists(st.integers(-3, 3), min_size=1, max_size=200),
+       st.sampled_from([0, 1, 30, 50]), st.booleans())
+def test_sum_packed_by_value_equals_by_order(values, bits, small, spread, repeat):
+    """Keys sorted with their weights packed under them (sorted_with) sum as
+    the order's gathers do, and as rows summed in Python; weights too wide to
+    share the key's int64 go by the order."""
+    key = np.array([v & ((1 << bits) - 1) for v in values], dtype="int64")
+    if repeat:  # equal keys, with weights to sum (and cancel)
+        key = np.concatenate((key, key[::-1]))
+    weights = np.resize(np.array(small, dtype="int64"), len(key))
+    weights[::7] *= 1 << spread
+    ordered = sum_packed(key, bits, weights, order=True)
+    saved = colbatch.VALUE_SORT_ROWS
+    colbatch.VALUE_SORT_ROWS = 0
+    try:
+        fits = sorted_with(key, bits, weights) is not None
+        by_value = sum_packed(key.copy(), bits, weights)
+    finally:
+        colbatch.VALUE_SORT_ROWS = saved
+    width = (int(weights.max()) - int(weights.min())).bit_length()
+    assert fits == (bits + width <= 63)
+    assert by_value[2] is None
+    assert by_value[0].tolist() == ordered[0].tolist()
+    assert by_value[1].tolist() == ordered[1].tolist()
+    expected = dict_sum(key.tolist(), weights.tolist())
+    assert dict(zip(by_value[0].tolist(), by_value[1].tolist())) == expected
+    assert by_value[0].tolist() == sorted(expected)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=FIXTURE)
