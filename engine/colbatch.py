@@ -334,8 +334,16 @@ BOX_CELLS = 2
 #: pages its scattered rows touch cost (tc-random-1000-2000, ~11 vectorised
 #: steps an update: 14.5-15.6 -> 16.2-16.9 ms CPU a single-fact update with a
 #: table from iteration 0; measured on branch chains' int64 epoch table).
+#: 32 cells an entry, not 8: a chain's first epoch then makes its table at
+#: iteration ~64 (2,000 nodes: 4 million cells, 128,000 entries) rather than
+#: ~256 (its searches and geometric merges of the epoch's runs cost ~1.4 ms
+#: an iteration before): batch CPU, ``python -m benchmarks.profile_engine
+#: tc-chain-2000 --cpu``, four runs alternated, min/median, 417/466 ->
+#: 355/357 ms; tc-chain-1000 154/156 -> 146/147 ms (128 cells an entry:
+#: 355/373 and 145/148, no better). The table lives for the epoch only
+#: (int32: 16 MB for the 2,000-node chain's box).
 TABLE_FROM = LONG_LOOP
-TABLE_SPARSITY = 8
+TABLE_SPARSITY = 32
 #: With a table, a Distinct Trace's batch is taken row by row
 #: (engine.operators.packedsmall, reading and adding to the table) only under
 #: this many rows, not SMALL_ROWS: the vectorised step then costs ~45 µs
