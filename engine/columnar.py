@@ -379,6 +379,11 @@ class Run:
 #: pairs takes 8 + 8 + 1 + 1 bytes instead of 32 (a Distinct's packed entry 10
 #: instead of 24).
 NARROW = ("int8", "int16", "int32")
+#: ``(type, least, greatest)`` of each type of :data:`NARROW`, as Python ints:
+#: ``np.iinfo`` costs ~2 µs a call, and a long loop's Distinct narrows each
+#: iteration's run (tc-chain-1000: 920 calls, ~5 ms under line_profiler).
+NARROW_LIMITS = tuple((kind, -(1 << (int(kind[3:]) - 1)), (1 << (int(kind[3:]) - 1)) - 1)
+                      for kind in NARROW)
 
 
 def narrow(values: np.ndarray) -> np.ndarray:
@@ -401,9 +406,8 @@ def narrow_kind(low: int, high: int) -> str:
     >>> narrow_kind(0, 127), narrow_kind(-129, 0), narrow_kind(0, 1 << 40)
     ('int8', 'int16', 'int64')
     """
-    for kind in NARROW:
-        limits = np.iinfo(kind)
-        if limits.min <= low and high <= limits.max:
+    for kind, least, greatest in NARROW_LIMITS:
+        if least <= low and high <= greatest:
             return kind
     return INT64
 
