@@ -155,7 +155,18 @@ LOOP_ROWS = 256
 #: runs at iteration ~20 instead of 64 smaller); tc-chain-400 0.089/0.091 ->
 #: 0.073/0.074 s. Taken before LONG_LOOP by no other workload of the full and
 #: quick suites, batch or updates (counted: tc-random, sg, andersen, negagg).
-STEADY_SPAN = 16
+#: 8 in a row, not 16, and a steady loop's join and Distinct Trace go
+#: columnar whatever the size of their state (SMALL_STATE applies from
+#: LONG_LOOP on): tc-chain-1000's first ~20 iterations (20,000 rows) ran on
+#: dicts before; batch CPU (``python -m benchmarks.profile_engine
+#: tc-chain-1000 --cpu --updates 4``, five runs alternated, min/median)
+#: 144/150 -> 131/134 ms, single-fact updates 213/221 -> 209/214 ms;
+#: tc-chain-2000 354/389 -> 353/364 ms. Counted in the full and quick
+#: suites' batches and 3 updates each: steady before LONG_LOOP, chains only.
+#: At 4 in a row, tc-random-200-400 (iteration 8) and negagg-200-300 (9-11)
+#: were steady too, their batches' states then left in runs: updates
+#: 3.0/3.2 -> 3.3/3.5 and 2.2/2.3 -> 2.6/2.9 ms.
+STEADY_SPAN = 8
 STEADY_RATIO = 1.25
 #: Under THRESHOLD, dict traces (a join's larger than its delta, a Distinct
 #: Trace's) move into runs only from this iteration on: a loop that ran this long is a long one (a
@@ -596,8 +607,8 @@ def steady(state: list, size: int, i: int) -> bool:
     >>> state = [0, 0, 0, -1]
     >>> [steady(state, 1000 - i, i) for i in range(STEADY_SPAN)][-2:]
     [False, True]
-    >>> steady(state, 2000, STEADY_SPAN), state
-    (False, [1, 2000, 2000, 16])
+    >>> steady(state, 2000, STEADY_SPAN), state == [1, 2000, 2000, STEADY_SPAN]
+    (False, True)
     >>> steady(state, 2000, STEADY_SPAN + 2), state[0]   # an iteration missed
     (False, 1)
     """

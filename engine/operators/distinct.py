@@ -475,11 +475,14 @@ class DistinctTraceNode(Node):
             return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
-                     or ((colbatch.steady(self.steady, len(batch), i) or i >= colbatch.LONG_LOOP)
+                     or (colbatch.steady(self.steady, len(batch), i)
+                         and len(batch) >= colbatch.LOOP_ROWS)
+                     or (i >= colbatch.LONG_LOOP
                          and len(batch) >= colbatch.LOOP_ROWS
                          and len(self.trace.cur) >= colbatch.SMALL_STATE))):
-            # (mid-size batches: only in an epoch that already changed many rows,
-            # a chain's; the packed state would stay for the small updates after)
+            # (mid-size batches: only in a steady loop, colbatch.STEADY_SPAN, or an
+            # epoch that already changed many rows, a chain's; the packed state
+            # would stay for the small updates after)
             self._to_columns(batch)
         if self.packed is not None:
             if self._evaluate_columns(i, batch):

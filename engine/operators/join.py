@@ -479,7 +479,8 @@ class JoinNode(Node):
         if not self.on_columns or self.spilled:
             return None
         size = max(len(a), len(b))
-        long = colbatch.steady(self.steady, size, i) or i >= colbatch.LONG_LOOP
+        steady = colbatch.steady(self.steady, size, i)
+        long = steady or i >= colbatch.LONG_LOOP
         if type(a) is ColBatch or type(b) is ColBatch:
             found = self.on_views(a, b)
             if found is not None:
@@ -490,8 +491,10 @@ class JoinNode(Node):
                                                  for t in self.reads)):
             return None     # (in a long loop a small dict trace goes to runs, cheaply)
         left, right = self.reads
-        if max(left.appended + len(a), right.appended + len(b)) < colbatch.SMALL_STATE:
-            return None     # small state: dicts are cheaper (and it would go back at commit)
+        if not steady and max(left.appended + len(a),
+                              right.appended + len(b)) < colbatch.SMALL_STATE:
+            return None     # small state: dicts are cheaper (and it would go back at commit),
+            # but not in a steady loop (colbatch.STEADY_SPAN): its state grows past it
             # (counted with this time's deltas: a trace they take past SMALL_STATE
             # stays in runs, and a large columnar delta takes it there at its append)
         if size < colbatch.THRESHOLD and not long and any(
