@@ -36,8 +36,9 @@ epoch already; a refused table is asked for again at twice the entries.
 Small batches taken row by row (:mod:`engine.operators.packedsmall`) read
 and add to the table too (:meth:`DenseSums.cell`; their overlay's run
 appended unmerged), under :data:`~engine.colbatch.TABLE_SMALL_ROWS` rows
-while there is one. The table is freed before the epoch's runs merge at
-commit (:meth:`~engine.operators.columns.PackedTrace.close_epoch`).
+while there is one or a step from then on would make one (:func:`table_due`).
+The table is freed before the epoch's runs merge at commit
+(:meth:`~engine.operators.columns.PackedTrace.close_epoch`).
 
 The same cells index a large run of the past (:class:`BoxDirectory`): the
 position of each cell's first entry, so that the past's entries of a batch's
@@ -267,6 +268,21 @@ def prepared(sums: DenseSums | None, trace, packing, batch_bounds: list | None,
     if long:
         trace.sums_at = state
     return None
+
+
+def table_due(trace, i: int) -> bool:
+    """Whether a long loop's step at iteration ``i`` of ``trace`` (a
+    :class:`~engine.operators.packedsmall.OverlaidTrace` without a table)
+    would ask :func:`prepared` for one: from iteration
+    :data:`~engine.colbatch.TABLE_FROM` on, unless one was refused at more
+    than half the state's entries (runs and overlays) now."""
+    if i < colbatch.TABLE_FROM:
+        return False
+    if not trace.sums_at:
+        return True
+    state = (sum(map(len, trace.cur)) + sum(map(len, trace.past))
+             + len(trace.recent) + len(trace.older))
+    return state >= 2 * trace.sums_at
 
 
 def bounds_of_spine(packing, spine: list) -> list | None:
