@@ -34,6 +34,16 @@ def closure(edges: set) -> set:
     return out
 
 
+def chain_session(nodes: int):
+    """``(edges, session)``: a session holding the chain of ``nodes`` nodes."""
+    edges = {(x, x + 1) for x in range(nodes - 1)}
+    session = datalog.Program(TC).session()
+    with session.transaction() as t:
+        for edge in edges:
+            t.insert("edge", edge)
+    return edges, session
+
+
 def test_a_chain_goes_columnar_before_long_loop(monkeypatch):
     columnar_at = []
     real = NestedJoinNode.join_columns
@@ -43,12 +53,7 @@ def test_a_chain_goes_columnar_before_long_loop(monkeypatch):
         return real(self, pieces, a, b, i, *args)
 
     monkeypatch.setattr(NestedJoinNode, "join_columns", recording)
-    nodes = 600
-    edges = {(x, x + 1) for x in range(nodes - 1)}
-    session = datalog.Program(TC).session()
-    with session.transaction() as t:
-        for edge in edges:
-            t.insert("edge", edge)
+    edges, session = chain_session(600)
     assert session.query("path") == closure(edges)
     first = min(columnar_at)
     assert colbatch.STEADY_SPAN <= first < colbatch.LONG_LOOP, first
@@ -93,12 +98,7 @@ def test_an_updates_thin_long_loop_takes_the_vectorised_step(monkeypatch):
                       self.packed is not None and self.packed.sums is not None))
         return done
 
-    nodes = 600
-    edges = {(x, x + 1) for x in range(nodes - 1)}
-    session = datalog.Program(TC).session()
-    with session.transaction() as t:
-        for edge in edges:
-            t.insert("edge", edge)
+    edges, session = chain_session(600)
     monkeypatch.setattr(DistinctTraceNode, "_evaluate_columns", recording)
     for change in (("retract", (40, 41)), ("insert", (40, 41)), ("retract", (560, 561))):
         steps.clear()

@@ -157,6 +157,12 @@ def test_a_box_directory_finds_what_the_search_finds(found, wanted):
         return [] if out is None else sorted(zip(*(x.tolist() for x in out[:3])))
 
     searched = gathered()
+    give_a_box_directory(run)
+    assert gathered() == searched
+
+
+def give_a_box_directory(run) -> None:
+    """A box directory for ``run``, whatever its size and box."""
     saved = colbatch.BOX_ROWS, colbatch.BOX_CELLS
     colbatch.BOX_ROWS, colbatch.BOX_CELLS = 0, 1000
     try:
@@ -164,7 +170,6 @@ def test_a_box_directory_finds_what_the_search_finds(found, wanted):
     finally:
         colbatch.BOX_ROWS, colbatch.BOX_CELLS = saved
     assert type(run.directory) is densesums.BoxDirectory
-    assert gathered() == searched
 
 
 @settings(max_examples=200, deadline=None)
@@ -185,13 +190,7 @@ def test_a_box_directory_reads_the_tables_cells_of_the_same_box(found, wanted, s
         return
     sought = PACKING.pack([np.array([r[c] for r in inside], dtype=np.int64) for c in (0, 1)])
     searched = columns.gather_once([run], sought)
-    saved = colbatch.BOX_ROWS, colbatch.BOX_CELLS
-    colbatch.BOX_ROWS, colbatch.BOX_CELLS = 0, 1000
-    try:
-        densesums.index_past([run], PACKING)
-    finally:
-        colbatch.BOX_ROWS, colbatch.BOX_CELLS = saved
-    assert type(run.directory) is densesums.BoxDirectory
+    give_a_box_directory(run)
     table = densesums.DenseSums(PACKING, box if same else [(lo - 1, hi + 2) for lo, hi in box])
     before = colbatch.COUNTS["shared_cells"]
     shared = columns.gather_once([run], sought, None, (table, table.index(sought)))
