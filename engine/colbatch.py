@@ -919,21 +919,20 @@ def concat_fresh(batches: list) -> ColBatch | None:
     {(1, 2): -1, (4, 4): -1}
     """
     columnar = []
-    sign = None
     for batch in batches:
         if not batch:
             continue
         found = ColBatch.from_rows(batch)
         if found is None:
             return None
-        if sign is None:
-            sign = int(found.weights[0])
-            if sign not in (1, -1):
-                return None
-        if not bool((found.weights == sign).all()):
-            return None
         columnar.append(found)
     if not columnar or any(b.kinds != columnar[0].kinds for b in columnar):
+        return None
+    # the weights checked once, concatenated (a chain's epoch: 2,000 batches)
+    weights = columnar[0].weights if len(columnar) == 1 else np.concatenate(
+        [b.weights for b in columnar])
+    sign = int(weights[0])
+    if sign not in (1, -1) or not bool((weights == sign).all()):
         return None
     if len(columnar) == 1:
         return columnar[0]
@@ -943,8 +942,7 @@ def concat_fresh(batches: list) -> ColBatch | None:
         bounds = [(min(b[0] for b in column), max(b[1] for b in column))
                   for column in zip(*(b.bounds for b in columnar))]
     return ColBatch([np.concatenate([b.columns[c] for b in columnar])
-                     for c in range(len(kinds))], kinds,
-                    np.concatenate([b.weights for b in columnar]), bounds)
+                     for c in range(len(kinds))], kinds, weights, bounds)
 
 
 def as_columns(batch: Mapping, minimum: int | None = None) -> ColBatch | None:
