@@ -362,6 +362,13 @@ TABLE_SPARSITY = 32
 #: single-fact update, CPU with 64 / 16 / 4: 195-201 / 184-189 / 189-195 ms
 #: (the small batches of the tail of its loop; branch chains' table: on this
 #: one, two rounds on a loaded machine, 200-275 ms for each, no ranking).
+#: So is a batch of a long loop's step that would make a table
+#: (engine.operators.densesums.table_due): a retraction near a chain's end
+#: keeps ~120 rows an iteration for ~900 iterations, under small_rows' 128,
+#: and never made one; row by row cost ~2 µs a row (~250 µs an iteration),
+#: the vectorised step ~50 µs, and the commit merged a 120,000-row overlay
+#: (85 ms). ``profile_engine tc-chain-1000 --cpu --updates 4``, alternated
+#: with 72b8623: 212, 211 -> 108, 110 ms a step.
 TABLE_SMALL_ROWS = 16
 # Thresholds of the runtime kept beside what they govern: engine.memory's
 # TRIM_AFTER and TRIM_GROWTH (malloc_trim after a long step) and

@@ -47,12 +47,11 @@ from engine.colbatch import (
 )
 from engine.columnar import (
     FACTOR,
-    PAST_FLOOR,
     Run,
     interleave,
     key_starts,
     make_run,
-    past_factor,
+    push_past,
     push_run,
 )
 from engine.operators.densesums import BoxDirectory, append_run, merge_epoch, union
@@ -477,18 +476,27 @@ def gather(spine: list, sought: np.ndarray):
     return None if found is None else found[:3]
 
 
-def gather_once(spine: list, sought: np.ndarray, columns: list | None = None):
+def gather_once(spine: list, sought: np.ndarray, columns: list | None = None, cells=None,
+                span: tuple | None = None):
     """:func:`gather`, and whether each sought index is in it at most once
     (one run held the matches, and no key repeats in it): then the weights
     can be assigned where they would be added (``np.add.at``). ``columns``:
     the sought rows' columns, if at hand (a box directory's cells then come
-    from them)."""
+    from them); ``cells``: ``(table, index)``, their cells in a
+    :class:`~engine.operators.densesums.DenseSums` (:meth:`BoxDirectory.spans`);
+    ``span``: the least and the greatest sought key, if known: a run whose
+    keys lie outside is not probed (the small run of a flushed overlay, left
+    last in the past by :func:`~engine.columnar.push_past`, holds a few
+    rows the loop's batches mostly do not reach)."""
     found = []
     unique = True
     for run in spine:
+        if span is not None and run.bounds is not None and (
+                run.bounds[0][1] < span[0] or run.bounds[0][0] > span[1]):
+            continue
         box = run.directory
         if type(box) is BoxDirectory:  # a large past run indexed by cell
-            pairs = probe_expand(*box.spans(sought, columns))
+            pairs = probe_expand(*box.spans(sought, columns, cells))
         elif (width := run.window()) > 1:  # a few entries a key at most: one
             pairs = run.find_window(sought, width)  # search, a window after it
             if not len(pairs[0]):
@@ -573,7 +581,7 @@ class PackedTrace:
         if not closed:
             self.close_epoch()
         for run in self.cur:
-            push_run(self.past, run, 0, PAST_FLOOR, past_factor(run))
+            push_past(self.past, run, 0)
         self.cur = []
         self.scheduled = {}
         self.sums_at = 0
@@ -649,15 +657,18 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
     same = rows is keys
     n = len(rows)
     after = None
+    cells = None
     if sums is not None:  # this epoch's weights by address, the batch's added
-        w3 = sums.take_add(rows, w, columns if same else None)
+        cells = (sums, sums.index(rows, columns if same else None))
+        w3 = sums.take_add(rows, w, index=cells[1])
     else:
         w3 = np.zeros(n, dtype=INT64)
         for at, run in enumerate(trace.cur):
             if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
                 after = run.keys.searchsorted(rows, "right")
             w3 += run.weight_sums(rows, after)
-    found = gather_once(trace.past, rows, columns if same else None)
+    found = gather_once(trace.past, rows, columns if same else None, cells,
+                        (rows.item(0), rows.item(n - 1)) if n else None)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
     else:

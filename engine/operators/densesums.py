@@ -36,8 +36,9 @@ epoch already; a refused table is asked for again at twice the entries.
 Small batches taken row by row (:mod:`engine.operators.packedsmall`) read
 and add to the table too (:meth:`DenseSums.cell`; their overlay's run
 appended unmerged), under :data:`~engine.colbatch.TABLE_SMALL_ROWS` rows
-while there is one. The table is freed before the epoch's runs merge at
-commit (:meth:`~engine.operators.columns.PackedTrace.close_epoch`).
+while there is one or a step from then on would make one (:func:`table_due`).
+The table is freed before the epoch's runs merge at commit
+(:meth:`~engine.operators.columns.PackedTrace.close_epoch`).
 
 The same cells index a large run of the past (:class:`BoxDirectory`): the
 position of each cell's first entry, so that the past's entries of a batch's
@@ -65,6 +66,7 @@ from engine.colbatch import INT64, pack_into, sorted_with, unpack_key
 from engine.columnar import Run, key_starts, merge_runs, narrow, narrow_kind
 
 np = lazy.module("numpy", globals())
+colbatch.COUNTS.setdefault("shared_cells", 0)  # past probes through the table's cells
 INT32_MAX = (1 << 31) - 1
 
 
@@ -192,12 +194,14 @@ class DenseSums:
             self.table = self.table.astype(INT64)
 
     def take_add(self, keys: np.ndarray, weights: np.ndarray,
-                 columns: list | None = None) -> np.ndarray:
+                 columns: list | None = None, index: np.ndarray | None = None) -> np.ndarray:
         """The weights of the packed rows ``keys`` (distinct; ``columns``:
-        their columns, if at hand) before, in the table's type (``int32``
-        while the weights could not overflow it: added to ``int64`` weights
-        they give ``int64``); ``weights`` added to them."""
-        index = self.index(keys, columns)
+        their columns, if at hand; ``index``: their cells, if found already)
+        before, in the table's type (``int32`` while the weights could not
+        overflow it: added to ``int64`` weights they give ``int64``);
+        ``weights`` added to them."""
+        if index is None:
+            index = self.index(keys, columns)
         if len(weights):
             self.add_total(int(np.abs(weights).sum()))
         before = self.table[index]
@@ -267,6 +271,21 @@ def prepared(sums: DenseSums | None, trace, packing, batch_bounds: list | None,
     if long:
         trace.sums_at = state
     return None
+
+
+def table_due(trace, i: int) -> bool:
+    """Whether a long loop's step at iteration ``i`` of ``trace`` (a
+    :class:`~engine.operators.packedsmall.OverlaidTrace` without a table)
+    would ask :func:`prepared` for one: from iteration
+    :data:`~engine.colbatch.TABLE_FROM` on, unless one was refused at more
+    than half the state's entries (runs and overlays) now."""
+    if i < colbatch.TABLE_FROM:
+        return False
+    if not trace.sums_at:
+        return True
+    state = (sum(map(len, trace.cur)) + sum(map(len, trace.past))
+             + len(trace.recent) + len(trace.older))
+    return state >= 2 * trace.sums_at
 
 
 def bounds_of_spine(packing, spine: list) -> list | None:
@@ -434,10 +453,18 @@ class BoxDirectory:
             index[outside] = self.cells
         return index
 
-    def spans(self, sought: np.ndarray, columns: list | None = None):
+    def spans(self, sought: np.ndarray, columns: list | None = None, cells=None):
         """``(first entry, entries)`` of each sought packed row (``columns``:
-        their columns, if at hand)."""
-        index = self.cells_of(sought, check=True, columns=columns)
+        their columns, if at hand). ``cells``: ``(table, index)``, the rows'
+        cells in a :class:`DenseSums` table that holds them all; when its box
+        is this one (a long loop's table takes in the past's box, mostly that
+        of its one large run), they are the cells here too, read as they are
+        (``COUNTS["shared_cells"]``)."""
+        if cells is not None and cells[0].lows == self.lows and cells[0].sizes == self.sizes:
+            colbatch.COUNTS["shared_cells"] += 1
+            index = cells[1]  # (all inside the box: no check)
+        else:
+            index = self.cells_of(sought, check=True, columns=columns)
         lo = self.starts[index]
         return lo.astype(np.intp), (self.starts[index + 1] - lo).astype(np.intp)
 

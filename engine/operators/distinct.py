@@ -402,7 +402,11 @@ class DistinctTraceNode(Node):
         appended row by row (:mod:`engine.operators.packedsmall`)."""
         packed = self.packed
         parts = packed.scheduled.get(i) if self.heap and self.heap[0] == i else None
-        small = small_rows(packed) if packed.sums is None else colbatch.TABLE_SMALL_ROWS
+        # with a table, or a long loop's step that would make one, the
+        # vectorised step is cheap from TABLE_SMALL_ROWS rows on
+        small = (colbatch.TABLE_SMALL_ROWS
+                 if packed.sums is not None or densesums.table_due(packed, i)
+                 else small_rows(packed))
         if len(batch) + (sum(map(len, parts)) if parts else 0) < small:
             heap = self.heap
             out = small_step(packed, self.packing, batch, i, parts or (),

@@ -187,6 +187,12 @@ def test_a_box_directory_finds_what_the_search_finds(found, wanted):
         return [] if out is None else sorted(zip(*(x.tolist() for x in out[:3])))
 
     searched = gathered()
+    give_a_box_directory(run)
+    assert gathered() == searched
+
+
+def give_a_box_directory(run) -> None:
+    """A box directory for ``run``, whatever its size and box."""
     saved = colbatch.BOX_ROWS, colbatch.BOX_CELLS
     colbatch.BOX_ROWS, colbatch.BOX_CELLS = 0, 1000
     try:
@@ -194,4 +200,33 @@ def test_a_box_directory_finds_what_the_search_finds(found, wanted):
     finally:
         colbatch.BOX_ROWS, colbatch.BOX_CELLS = saved
     assert type(run.directory) is densesums.BoxDirectory
-    assert gathered() == searched
+
+
+@settings(max_examples=200, deadline=None)
+@given(past_entries, sought_rows, st.booleans())
+def test_a_box_directory_reads_the_tables_cells_of_the_same_box(found, wanted, same):
+    """A long loop's step finds its rows' cells once, for the table, and the
+    past's box directory reads them when its box is the table's (``same``;
+    else, a wider table, it finds its own): what it finds is what the
+    search finds."""
+    keys = PACKING.pack([np.array([r[c] for r, _, _ in found], dtype=np.int64) for c in (0, 1)])
+    run = key_run(keys, np.array([j for _, j, _ in found], dtype=np.int64),
+                  np.array([w for _, _, w in found], dtype=np.int64))
+    if run is None:
+        return
+    box = densesums.bounds_of_packed(PACKING, run.keys)
+    inside = sorted({r for r in wanted if all(lo <= v <= hi for v, (lo, hi) in zip(r, box))})
+    if not inside:
+        return
+    sought = PACKING.pack([np.array([r[c] for r in inside], dtype=np.int64) for c in (0, 1)])
+    searched = columns.gather_once([run], sought)
+    give_a_box_directory(run)
+    table = densesums.DenseSums(PACKING, box if same else [(lo - 1, hi + 2) for lo, hi in box])
+    before = colbatch.COUNTS["shared_cells"]
+    shared = columns.gather_once([run], sought, None, (table, table.index(sought)))
+    assert colbatch.COUNTS["shared_cells"] - before == int(same)
+    if searched is None:
+        assert shared is None
+    else:
+        assert sorted(zip(*(x.tolist() for x in shared[:3]))) == sorted(
+            zip(*(x.tolist() for x in searched[:3])))

@@ -59,8 +59,8 @@ def test_batches_out_of_order_give_what_sorted_ones_give(history):
 def test_matches_assigned_once_give_what_added_ones_give(history):
     plain = columns.gather_once
 
-    def never_unique(spine, sought, columns=None):
-        found = plain(spine, sought, columns)
+    def never_unique(spine, sought, *args):
+        found = plain(spine, sought, *args)
         return None if found is None else (*found[:3], False)
 
     fast = run(history, shuffle=False)
