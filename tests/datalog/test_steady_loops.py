@@ -53,7 +53,8 @@ def test_a_chain_goes_columnar_before_long_loop(monkeypatch):
         return real(self, pieces, a, b, i, *args)
 
     monkeypatch.setattr(NestedJoinNode, "join_columns", recording)
-    edges, session = chain_session(600)
+    nodes = 600
+    edges, session = chain_session(nodes)
     assert session.query("path") == closure(edges)
     first = min(columnar_at)
     # as soon as steady, its state still small (SMALL_STATE rows come later)
