@@ -938,6 +938,9 @@ class ColumnarSource(CursorSource):
     def walk_times(self, history: str, iteration: str, weight: str, body, indent: str):
         return [f"{indent}{iteration}, {weight} = {history}"] + body(indent)
 
+    def nonempty(self, cursor: str) -> str:
+        return f"({cursor}.spine or {cursor}.overlay is not None)"  # (no call of __bool__)
+
 
 SOURCES = {False: ColumnarSource(False), True: ColumnarSource(True)}
 
@@ -1148,11 +1151,9 @@ class ColumnarTrace:
     def kept_memo(self) -> tuple | None:
         """The memo (``(past runs, key -> entries)``) if it answers for the
         past as it is now, else ``None``."""
-        memo, past = self.memo, self._past
-        if (memo is None or len(memo[0]) != len(past)
-                or any(a is not b for a, b in zip(memo[0], past))):
-            return None
-        return memo
+        memo = self.memo
+        # (runs compare by identity: the list comparison is that check, in C)
+        return memo if memo is not None and memo[0] == self._past else None
 
     def past_entries(self) -> int:
         """How many entries the finished epochs hold (the overlay's counted
