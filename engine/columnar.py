@@ -990,8 +990,9 @@ class ColumnarCursor(Cursor):
         else:
             found = {}
             missing = None
+            known = memo.get
             for key in keys:
-                entries = memo.get(key)
+                entries = known(key)
                 if entries is None:
                     if missing is None:
                         missing = [key]
@@ -1012,8 +1013,13 @@ class ColumnarCursor(Cursor):
         overlay = self.overlay
         if overlay is None:
             return found
-        for key in dict.fromkeys(keys):
-            extra = overlay.get(key)
+        if len(overlay) < len(keys):  # the overlay's keys sought (each key once)
+            sought = set(keys)
+            pairs = [(key, extra) for key, extra in overlay.items() if key in sought]
+        else:
+            get = overlay.get
+            pairs = [(key, get(key)) for key in dict.fromkeys(keys)]
+        for key, extra in pairs:
             if extra is not None:
                 entries = found.get(key)
                 found[key] = list(extra) if entries is None else entries + extra
