@@ -155,6 +155,9 @@ class OverlaidTrace(PackedTrace):
         older = self.older
         for key, history in self.recent.items():
             found = older.get(key)
+            if found is None:  # (the epoch's own history, taken over)
+                older[key] = history
+                continue
             for j, w in history_items(history):
                 found = history_add(found, j, w)
             if found is None:
