@@ -895,7 +895,8 @@ class Session:
                 self._apply(undo)
                 raise
         delta._origin = (self, self.epoch, batches, False)
-        if delta:
+        # (a delta's truth counts its rows: asked only when someone listens)
+        if any(self._subscriptions.values()) and delta:
             self._notify(delta)
         return delta
 

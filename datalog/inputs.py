@@ -179,6 +179,9 @@ class InputRows(Set):
     def add(self, row: tuple) -> None:
         if row in self.added:
             return
+        if row in self.removed:  # (a row of the table: back, no search of it)
+            self.removed.discard(row)
+            return
         if self._in_table(row):
             self.removed.discard(row)
             return

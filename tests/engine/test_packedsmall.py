@@ -222,3 +222,23 @@ def test_commit_keeps_known_rows_entries(search, past, now, rows):
     for k in rows:
         want = totals((j, w) for r, j, w in past + now if r == k)
         assert totals(trace.known.get(k, ())) == want, k
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda arity: st.lists(
+    st.tuples(*[st.integers(-(1 << (63 // arity - 1)), (1 << (63 // arity - 1)) - 1)] * arity),
+    min_size=1, max_size=20)))
+def test_a_row_unpacked_one_by_one_is_what_the_packing_unpacks(rows):
+    """The written-out :func:`packedsmall.unpacker` (a small step's rows due)
+    gives back each row :func:`packedsmall.pack_row` packed, as the
+    vectorised ``Packing.unpack`` of the same keys does."""
+    import numpy as np
+
+    from engine.operators.columns import Packing
+
+    packing = Packing(len(rows[0]))
+    keys = [packedsmall.pack_row(row, packing) for row in rows]
+    unpack = packedsmall.unpacker(packing)
+    assert [unpack(key) for key in keys] == rows
+    columns = packing.unpack(np.array(keys, dtype="int64"))
+    assert list(zip(*(c.tolist() for c in columns))) == rows

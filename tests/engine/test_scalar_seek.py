@@ -222,3 +222,19 @@ def test_a_gather_of_few_keys_finds_what_the_vectorised_gather_finds(parts, soug
     finally:
         colbatch.GATHER_FEW = saved
     assert columnar.gather_few(spine, keys, nested) == vectorised
+
+
+values = st.one_of(st.integers(-(1 << 64), 1 << 64), st.booleans(), st.floats(allow_nan=False),
+                   st.sampled_from([-(1 << 63), (1 << 63) - 1, 1 << 63, "a", None]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4), st.lists(st.lists(values, min_size=0, max_size=5).map(tuple),
+                                   max_size=6, unique=True))
+def test_a_batch_fits_the_columns_as_its_values_say(arity, rows):
+    """``columnar.fitting`` (written out per arity: a small append to a trace
+    in runs checks its rows so) says what the rows' lengths, types and
+    ranges say: ``arity`` ints (or bools) within ``int64``."""
+    want = all(len(row) == arity and all(type(v) in (int, bool) and -(1 << 63) <= v < (1 << 63)
+                                         for v in row) for row in rows)
+    assert columnar.fitting(dict.fromkeys(rows, 1), arity) == want
