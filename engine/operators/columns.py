@@ -350,6 +350,8 @@ def add_few(batch: ColBatch, rows) -> ColBatch | None:
     """
     columns, weights = batch.columns, batch.weights
     arity = len(columns)
+    if not arity:  # (the nullary row: compared by no column)
+        return None
     added, dropped = [], []
     bounds = batch.bounds
     for row, w in rows.items():

@@ -26,6 +26,10 @@ from tests.reference import evaluate
 @example(text=".decl e(c0: number, c1: number)\n.decl r2(c0: number)\n"
               "r2(1) :- e(0, 0).\nr2(0) :- r2(_), e(_, _).\n",
          txs=[[("insert", "e", (0, 0))], [("insert", "e", (0, 0))]])
+# A nullary batch on columns plus a few nullary rows (add_few compared no column).
+@example(text=".decl v(c0: number)\n.decl r1(c0: number, c1: number)\n"
+              "r1(0, 0) :- v(0), !v(_).\n",
+         txs=[[("insert", "v", (0,))]])
 def test_incremental_equals_reference_with_every_batch_columnar(text, txs):
     """Symbols, floats, negation and aggregates included: what columns cannot
     hold goes back to rows."""

@@ -55,3 +55,13 @@ def test_rows_that_are_not_ints_go_the_general_way():
     assert columns.add_few(batch, {(1,): 1}) is None
     assert columns.plus([batch, {(1, 1 << 63): 1}]) is None   # (kinds differ: added as dicts)
     assert dict(columns.plus([batch, {(1, 2): 1, (3, 4): -1}])) == {(1, 2): 2, (3, 4): -1}
+
+
+def test_the_nullary_row_is_added_the_general_way():
+    """A batch of the one row with no columns (a rule's head with no
+    variables, an antijoin on nothing) plus a few rows: none to compare by."""
+    batch = ColBatch([], (), np.array([2], dtype=np.int64))
+    assert columns.add_few(batch, {(): 1}) is None
+    for few, total in (({(): 1}, {(): 3}), ({(): -2}, {})):
+        found = columns.plus([batch, few])   # (None: the linear node adds them as dicts)
+        assert found is None or dict(found) == total
