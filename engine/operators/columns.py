@@ -44,6 +44,7 @@ from engine.colbatch import (
     concat,
     consolidate,
     order_packed,
+    pack_rows,
 )
 from engine.columnar import (
     FACTOR,
@@ -443,16 +444,9 @@ class Packing:
             return columns[0]
         if not len(columns[0]):
             return np.zeros(0, dtype=INT64)
-        bias = self.bias
         if bounds is None:
             bounds = [(int(column.min()), int(column.max())) for column in columns]
-        if any(low < -bias or high >= bias for low, high in bounds):
-            return None
-        key = columns[0] + bias
-        for column in columns[1:]:
-            key <<= self.bits
-            key |= column + bias
-        return key
+        return pack_rows(columns, bounds)
 
     def unpack(self, keys: np.ndarray) -> list:
         if self.arity == 1:
@@ -609,15 +603,18 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
 
 
 def distinct_columns(trace: PackedTrace, columns: list, keys: np.ndarray, weights: np.ndarray,
-                     i: int, due: np.ndarray | None, heap_push, sums, unpack):
+                     i: int, due: np.ndarray | None, heap_push, sums, unpack,
+                     ordered: bool = False):
     """:func:`distinct_step` for a batch at hand in ``columns`` (``keys`` the
     rows they pack to): ``(columns, output weights, theirs)`` of the nonzero
     outputs. When the step took the batch's rows as they are (in order,
     nothing due: ``theirs``), the table's cells come from the columns and
     the output's columns are theirs, gathered (all of them kept: as they
     are), not unpacked from the output's rows (``unpack``, else): a chain's
-    loop, whose every row is new, saved ~20 numpy calls an iteration."""
-    rows, delta, same = step_rows(trace, keys, weights, i, due, heap_push, sums, columns)
+    loop, whose every row is new, saved ~20 numpy calls an iteration.
+    ``ordered``: ``keys`` are known in order and distinct (:func:`step_rows`)."""
+    rows, delta, same = step_rows(trace, keys, weights, i, due, heap_push, sums, columns,
+                                  ordered)
     keep = delta.nonzero()[0]
     if not same:
         return unpack(rows[keep]), delta[keep].astype(INT64), False
@@ -627,7 +624,8 @@ def distinct_columns(trace: PackedTrace, columns: list, keys: np.ndarray, weight
 
 
 def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
-              due: np.ndarray | None, heap_push, sums=None, columns: list | None = None):
+              due: np.ndarray | None, heap_push, sums=None, columns: list | None = None,
+              ordered: bool = False):
     """Distinct Trace at ``(e, i)`` for the packed rows ``keys`` (unique) with
     new ``weights``, and the rows ``due`` at ``i`` (new weight 0 unless in the
     batch): ``(rows, output weights, same)``, an output weight (``int8``, 0
@@ -635,7 +633,9 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
     ``same``: in order and nothing due); appends the batch to the trace and
     schedules rows at their next time (``heap_push(j)`` for an iteration not
     scheduled yet). ``columns``: the batch's columns, if at hand (a table's
-    cells and a past box directory's are then found from them when ``same``).
+    cells and a past box directory's are then found from them when ``same``);
+    ``ordered``: ``keys`` are known in order (a consolidation packed them,
+    :attr:`~engine.colbatch.ColBatch.packed`: their order is not checked).
 
     ``w3`` (this epoch, every entry at an earlier iteration) is the weight
     sums of the current runs (:meth:`~engine.columnar.Run.weight_sums`);
@@ -649,7 +649,7 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
         rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
         w = np.zeros(len(rows), dtype=INT64)
         w[rows.searchsorted(keys)] = weights
-    elif len(keys) > 1 and np.count_nonzero(keys[1:] <= keys[:-1]):
+    elif not ordered and len(keys) > 1 and np.count_nonzero(keys[1:] <= keys[:-1]):
         order = np.argsort(keys, kind="stable")
         rows, w = keys[order], weights[order]
     else:  # in order already (a consolidated batch's packed rows are)

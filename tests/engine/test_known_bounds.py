@@ -83,3 +83,29 @@ def test_bounds_too_wide_to_pack_are_found_again():
     keys, weights, bounds, columns = node._packed_batch(batch)
     assert bounds is None and columns is batch.columns
     assert [c.tolist() for c in node.packing.unpack(keys)] == [[1, 2], [3, 4]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(PAIRS, st.lists(st.integers(0, 1000), min_size=4, max_size=4), st.booleans())
+def test_a_consolidation_hands_its_packed_rows_on(entries, slack, wide):
+    """Entries consolidated with known bounds carry their rows packed as a
+    Distinct packs them (``ColBatch.packed``), in order and distinct, after
+    the sort, the sums and the zeros dropped; a Distinct takes them as they
+    are. Bounds past the packing's range hand none on."""
+    columns = [np.array([e[c] for e in entries], dtype=np.int64) for c in (0, 1)]
+    weights = np.array([e[2] for e in entries], dtype=np.int64)
+    known = [(int(c.min()) - slack[2 * k], int(c.max()) + slack[2 * k + 1])
+             for k, c in enumerate(columns)]
+    if wide:
+        known[1] = (known[1][0], WIDE)
+    found = consolidate(columns, ("i", "i"), weights, known)
+    assert listed(found) == listed(consolidate(columns, ("i", "i"), weights))
+    if wide:
+        assert found.packed is None
+        return
+    packing = col.Packing(2)
+    assert found.packed.tolist() == packing.pack(found.columns).tolist()
+    assert (np.diff(found.packed) > 0).all()
+    node = DistinctTraceNode(Holder())
+    keys, _, _, _ = node._packed_batch(found)
+    assert keys is found.packed
