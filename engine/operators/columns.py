@@ -49,6 +49,7 @@ from engine.colbatch import (
 from engine.columnar import (
     FACTOR,
     Run,
+    filled,
     interleave,
     key_starts,
     make_run,
@@ -296,8 +297,8 @@ def finish(pieces: list, kinds: tuple, known: list | None = None) -> ColBatch:
                         np.zeros(0, dtype=INT64))
     bounds = None
     if known is not None and len(known) == len(pieces) and None not in known:
-        bounds = [(min(b[0] for b in column), max(b[1] for b in column))
-                  for column in zip(*known)]
+        bounds = known[0] if len(known) == 1 else [
+            (min(b[0] for b in column), max(b[1] for b in column)) for column in zip(*known)]
     if len(pieces) == 1:
         columns, weights = pieces[0]
     else:
@@ -540,7 +541,7 @@ class PackedTrace:
         merge with that run, when due, then needs no search."""
         if not len(keys):
             return
-        run = Run([keys], np.full(len(keys), iteration, dtype=INT64), weights, 0,
+        run = Run([keys], filled(len(keys), iteration), weights, 0,
                   [(int(keys[0]), int(keys[-1])), (iteration, iteration)], unique=True)
         cur = self.cur
         if (after is not None and cur and len(cur[-1]) < FACTOR * len(run)
@@ -634,8 +635,9 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
     schedules rows at their next time (``heap_push(j)`` for an iteration not
     scheduled yet). ``columns``: the batch's columns, if at hand (a table's
     cells and a past box directory's are then found from them when ``same``);
-    ``ordered``: ``keys`` are known in order (a consolidation packed them,
-    :attr:`~engine.colbatch.ColBatch.packed`: their order is not checked).
+    ``ordered``: ``keys`` are known in order and their weights nonzero (a
+    consolidation packed them, :attr:`~engine.colbatch.ColBatch.packed`:
+    neither is checked).
 
     ``w3`` (this epoch, every entry at an earlier iteration) is the weight
     sums of the current runs (:meth:`~engine.columnar.Run.weight_sums`);
@@ -706,7 +708,7 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
                     else:
                         waiting.append(chosen)
     append = trace.append_sorted if sums is None else partial(append_run, trace)
-    if np.count_nonzero(w) == n:
+    if same and ordered or np.count_nonzero(w) == n:  # (a consolidation's: none is 0)
         append(rows, i, w, after)
     else:  # the rows only due now (and any zero weight)
         changed = w != 0
