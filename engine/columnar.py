@@ -199,10 +199,11 @@ class Run:
     (a leading 0), made when a few keys are first sought (:meth:`weight_sums`);
     ``unique``: whether no key repeats (``None`` until known:
     :meth:`is_unique`); ``spread``: how many entries a key has at most, as
-    :meth:`window` measures it (``None`` until asked)."""
+    :meth:`window` measures it (``None`` until asked); ``ones``: whether
+    every weight is 1 (``None`` until asked: :meth:`all_ones`)."""
 
-    __slots__ = ("bounds", "columns", "directory", "iterations", "keys", "seeks", "spread",
-                 "sums", "unique", "view", "weights")
+    __slots__ = ("bounds", "columns", "directory", "iterations", "keys", "ones", "seeks",
+                 "spread", "sums", "unique", "view", "weights")
 
     def __init__(self, columns: list, iterations, weights, key_column: int, bounds=None,
                  unique: bool | None = None):
@@ -217,6 +218,19 @@ class Run:
         self.directory = None  # (low, key_starts): directory_of, make_view (False: none)
         self.view = None  # what span() seeks in: the keys' memoryview, or a directory
         self.seeks = 0    # span()'s searches left before it makes a directory
+        self.ones = None
+
+    def all_ones(self) -> bool:
+        """Whether every weight is 1 (a relation's facts, a chain's edges):
+        a join's pairs with this run then weigh what the delta's entries
+        do, no gather and product (found once a run).
+
+        >>> Run([np.array([1, 2])], np.zeros(2), np.array([1, 1], dtype=np.int8), 0).all_ones()
+        True
+        """
+        if self.ones is None:
+            self.ones = bool((self.weights == 1).all())
+        return self.ones
 
     def is_unique(self) -> bool:
         """Whether each key is in one entry (a Distinct's rows at one iteration,

@@ -221,6 +221,9 @@ class DeltaRun:
     def is_unique(self) -> bool:
         return False  # (a delta's keys repeat as they may: probed in full)
 
+    def all_ones(self) -> bool:
+        return False  # (its weights are multiplied in as they are)
+
 
 def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_left: bool,
               pieces: list, i: int | None = None, future=None,
@@ -251,8 +254,11 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
         mine, theirs = found
         columns = [delta.columns[c][mine] if side == mine_side else run.columns[c][theirs]
                    for side, c in projection]
-        weights = delta.weights[mine] * run.weights[theirs]
-        if i is not None:
+        weights = (delta.weights[mine] if run.all_ones()
+                   else delta.weights[mine] * run.weights[theirs])
+        if i is not None and (run.bounds is None or run.bounds[-1][1] > i):
+            # (a run whose iterations are all at most i, as its bounds show
+            # (a relation's facts at 0), has no entry for later)
             at = run.iterations[theirs]
             later = at > i
             if np.count_nonzero(later):
