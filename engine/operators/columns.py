@@ -683,8 +683,12 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
         mine, at, pw, unique = found
         w12 = np.zeros(n, dtype=INT64)
         upto = at <= i
+        # every match at i or before (mostly): nothing to mask, none later
+        none_later = np.count_nonzero(upto) == len(upto)
         if unique:  # (each row once among the matches)
-            w12[mine] = np.where(upto, pw, 0)
+            w12[mine] = pw if none_later else np.where(upto, pw, 0)
+        elif none_later:
+            np.add.at(w12, mine, pw)
         else:
             np.add.at(w12, mine[upto], pw[upto])
         before = at < i
@@ -699,8 +703,8 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
         else:  # w1 = 0 (a chain's rows: their past entry is at this iteration)
             delta = (((w12 + w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8))
                      - (w12 > 0).view(np.int8))
-        later = ~upto
-        if np.count_nonzero(later):
+        if not none_later:
+            later = ~upto
             nxt = np.full(n, NO_TIME, dtype=INT64)
             np.minimum.at(nxt, mine[later], at[later])
             wait = (nxt != NO_TIME) & (w3 + w != 0)
