@@ -622,11 +622,11 @@ def distinct_columns(trace: PackedTrace, columns: list, keys: np.ndarray, weight
     ``ordered``: ``keys`` are known in order and distinct (:func:`step_rows`)."""
     rows, delta, same = step_rows(trace, keys, weights, i, due, heap_push, sums, columns,
                                   ordered)
+    if same and np.count_nonzero(delta) == len(rows):  # (a chain's batch: every row new;
+        return list(columns), delta.astype(INT64), True  # a count is cheaper than nonzero)
     keep = delta.nonzero()[0]
     if not same:
         return unpack(rows[keep]), delta[keep].astype(INT64), False
-    if len(keep) == len(rows):
-        return list(columns), delta.astype(INT64), True
     return [c[keep] for c in columns], delta[keep].astype(INT64), True
 
 
