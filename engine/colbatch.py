@@ -745,6 +745,13 @@ def pack_rows(columns: list, bounds: list) -> np.ndarray | None:
     ordering the rows as ``np.lexsort`` would); ``None`` when a value is out
     of that range.
 
+    Each biased column is below ``2**bits``, so shifting and adding the
+    columns as they are and adding every bias at the end, as one constant,
+    makes the same key as biasing each first (:func:`pack_into`), with no
+    temporaries (each partial sum is the partial key less its biases: within
+    ``int64``): two columns take three numpy calls, not six (a long loop's
+    join packs its output each iteration).
+
     >>> pack_rows([np.array([-1, 3]), np.array([7, 0])], [(-1, 3), (0, 7)]).tolist()
     [2305843008139952135, 2305843016729886720]
     >>> pack_rows([np.array([1 << 40]), np.array([0])], [(1 << 40, 1 << 40), (0, 0)]) is None
@@ -755,8 +762,15 @@ def pack_rows(columns: list, bounds: list) -> np.ndarray | None:
     bias = 1 << (bits - 1)
     if any(low < -bias or high >= bias for low, high in bounds):
         return None
-    return pack_into(np.empty(len(columns[0]), dtype=INT64), columns, [(-bias, 0)] * arity,
-                     [bits] * arity)
+    key = columns[0] << bits
+    offset = bias
+    for column in columns[1:-1]:
+        key += column
+        key <<= bits
+        offset = (offset << bits) | bias
+    key += columns[-1]
+    key += (offset << bits) | bias
+    return key
 
 
 def unpack_key(key: np.ndarray, bounds: list, widths: list) -> list:

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.colbatch import ColBatch, consolidate
+from engine.colbatch import ColBatch, consolidate, pack_into, pack_rows
 from engine.columnar import make_run
 from engine.operators import columns as col
 from engine.operators.distinct import DistinctTraceNode
@@ -109,3 +109,20 @@ def test_a_consolidation_hands_its_packed_rows_on(entries, slack, wide):
     node = DistinctTraceNode(Holder())
     keys, _, _, _ = node._packed_batch(found)
     assert keys is found.packed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 4), st.data())
+def test_rows_packed_with_their_biases_added_last_as_biased_first(arity, data):
+    """:func:`~engine.colbatch.pack_rows` (shifts and adds, the biases added
+    at the end) against :func:`~engine.colbatch.pack_into` biasing each
+    column first, over the whole range of each column."""
+    bits = 63 // arity
+    bias = 1 << (bits - 1)
+    value = st.integers(-bias, bias - 1)
+    rows = data.draw(st.lists(st.tuples(*[value] * arity), min_size=1, max_size=10))
+    columns = [np.array([r[c] for r in rows], dtype=np.int64) for c in range(arity)]
+    bounds = [(int(c.min()), int(c.max())) for c in columns]
+    general = pack_into(np.empty(len(rows), dtype=np.int64), columns, [(-bias, 0)] * arity,
+                        [bits] * arity)
+    assert pack_rows(columns, bounds).tolist() == general.tolist()
