@@ -324,7 +324,7 @@ def plus(batches: list) -> ColBatch | None:
         if type(a) is not ColBatch:
             a, b = b, a
         if (type(a) is ColBatch and type(b) is not ColBatch and 0 < len(b) <= colbatch.PLUS_FEW
-                and len(a) and a.int_only):
+                and len(a) and a.columns and a.int_only):  # (nullary rows: no columns)
             found = add_few(a, b)
             if found is not None:
                 return found

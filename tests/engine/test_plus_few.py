@@ -55,3 +55,12 @@ def test_rows_that_are_not_ints_go_the_general_way():
     assert columns.add_few(batch, {(1,): 1}) is None
     assert columns.plus([batch, {(1, 1 << 63): 1}]) is None   # (kinds differ: added as dicts)
     assert dict(columns.plus([batch, {(1, 2): 1, (3, 4): -1}])) == {(1, 2): 2, (3, 4): -1}
+
+
+def test_nullary_rows_are_added_as_they_are():
+    """A batch of the nullary row () (no columns to compare) plus a dict of
+    it: the general path (add_few once failed on it with an IndexError), which
+    leaves them to be added as dicts (``None``)."""
+    batch = consolidate([], (), np.array([1], dtype=np.int64))
+    assert columns.plus([batch, {(): 2}]) is None
+    assert columns.plus([{(): -1}, batch]) is None
