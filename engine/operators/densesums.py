@@ -469,8 +469,8 @@ class BoxDirectory:
             index = cells[1]  # (all inside the box: no check)
         else:
             index = self.cells_of(sought, check=True, columns=columns)
-        lo = self.starts[index]  # (int32 as the directory's: they index as well)
-        return lo, self.starts[index + 1] - lo
+        lo = self.starts[index]
+        return lo.astype(np.intp), (self.starts[index + 1] - lo).astype(np.intp)
 
 
 def index_past(spine: list, packing) -> None:
