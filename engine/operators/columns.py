@@ -44,10 +44,12 @@ from engine.colbatch import (
     concat,
     consolidate,
     order_packed,
+    pack_rows,
 )
 from engine.columnar import (
     FACTOR,
     Run,
+    filled,
     interleave,
     key_starts,
     make_run,
@@ -219,6 +221,9 @@ class DeltaRun:
     def is_unique(self) -> bool:
         return False  # (a delta's keys repeat as they may: probed in full)
 
+    def all_ones(self) -> bool:
+        return False  # (its weights are multiplied in as they are)
+
 
 def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_left: bool,
               pieces: list, i: int | None = None, future=None,
@@ -249,8 +254,11 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
         mine, theirs = found
         columns = [delta.columns[c][mine] if side == mine_side else run.columns[c][theirs]
                    for side, c in projection]
-        weights = delta.weights[mine] * run.weights[theirs]
-        if i is not None:
+        weights = (delta.weights[mine] if run.all_ones()
+                   else delta.weights[mine] * run.weights[theirs])
+        if i is not None and (run.bounds is None or run.bounds[-1][1] > i):
+            # (a run whose iterations are all at most i, as its bounds show
+            # (a relation's facts at 0), has no entry for later)
             at = run.iterations[theirs]
             later = at > i
             if np.count_nonzero(later):
@@ -295,8 +303,8 @@ def finish(pieces: list, kinds: tuple, known: list | None = None) -> ColBatch:
                         np.zeros(0, dtype=INT64))
     bounds = None
     if known is not None and len(known) == len(pieces) and None not in known:
-        bounds = [(min(b[0] for b in column), max(b[1] for b in column))
-                  for column in zip(*known)]
+        bounds = known[0] if len(known) == 1 else [
+            (min(b[0] for b in column), max(b[1] for b in column)) for column in zip(*known)]
     if len(pieces) == 1:
         columns, weights = pieces[0]
     else:
@@ -445,16 +453,9 @@ class Packing:
             return columns[0]
         if not len(columns[0]):
             return np.zeros(0, dtype=INT64)
-        bias = self.bias
         if bounds is None:
             bounds = [(int(column.min()), int(column.max())) for column in columns]
-        if any(low < -bias or high >= bias for low, high in bounds):
-            return None
-        key = columns[0] + bias
-        for column in columns[1:]:
-            key <<= self.bits
-            key |= column + bias
-        return key
+        return pack_rows(columns, bounds)
 
     def unpack(self, keys: np.ndarray) -> list:
         if self.arity == 1:
@@ -548,7 +549,7 @@ class PackedTrace:
         merge with that run, when due, then needs no search."""
         if not len(keys):
             return
-        run = Run([keys], np.full(len(keys), iteration, dtype=INT64), weights, 0,
+        run = Run([keys], filled(len(keys), iteration), weights, 0,
                   [(int(keys[0]), int(keys[-1])), (iteration, iteration)], unique=True)
         cur = self.cur
         if (after is not None and cur and len(cur[-1]) < FACTOR * len(run)
@@ -611,25 +612,29 @@ def distinct_step(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: 
 
 
 def distinct_columns(trace: PackedTrace, columns: list, keys: np.ndarray, weights: np.ndarray,
-                     i: int, due: np.ndarray | None, heap_push, sums, unpack):
+                     i: int, due: np.ndarray | None, heap_push, sums, unpack,
+                     ordered: bool = False):
     """:func:`distinct_step` for a batch at hand in ``columns`` (``keys`` the
     rows they pack to): ``(columns, output weights, theirs)`` of the nonzero
     outputs. When the step took the batch's rows as they are (in order,
     nothing due: ``theirs``), the table's cells come from the columns and
     the output's columns are theirs, gathered (all of them kept: as they
     are), not unpacked from the output's rows (``unpack``, else): a chain's
-    loop, whose every row is new, saved ~20 numpy calls an iteration."""
-    rows, delta, same = step_rows(trace, keys, weights, i, due, heap_push, sums, columns)
+    loop, whose every row is new, saved ~20 numpy calls an iteration.
+    ``ordered``: ``keys`` are known in order and distinct (:func:`step_rows`)."""
+    rows, delta, same = step_rows(trace, keys, weights, i, due, heap_push, sums, columns,
+                                  ordered)
+    if same and np.count_nonzero(delta) == len(rows):  # (a chain's batch: every row new;
+        return list(columns), delta.astype(INT64), True  # a count is cheaper than nonzero)
     keep = delta.nonzero()[0]
     if not same:
         return unpack(rows[keep]), delta[keep].astype(INT64), False
-    if len(keep) == len(rows):
-        return list(columns), delta.astype(INT64), True
     return [c[keep] for c in columns], delta[keep].astype(INT64), True
 
 
 def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
-              due: np.ndarray | None, heap_push, sums=None, columns: list | None = None):
+              due: np.ndarray | None, heap_push, sums=None, columns: list | None = None,
+              ordered: bool = False):
     """Distinct Trace at ``(e, i)`` for the packed rows ``keys`` (unique) with
     new ``weights``, and the rows ``due`` at ``i`` (new weight 0 unless in the
     batch): ``(rows, output weights, same)``, an output weight (``int8``, 0
@@ -637,7 +642,10 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
     ``same``: in order and nothing due); appends the batch to the trace and
     schedules rows at their next time (``heap_push(j)`` for an iteration not
     scheduled yet). ``columns``: the batch's columns, if at hand (a table's
-    cells and a past box directory's are then found from them when ``same``).
+    cells and a past box directory's are then found from them when ``same``);
+    ``ordered``: ``keys`` are known in order and their weights nonzero (a
+    consolidation packed them, :attr:`~engine.colbatch.ColBatch.packed`:
+    neither is checked).
 
     ``w3`` (this epoch, every entry at an earlier iteration) is the weight
     sums of the current runs (:meth:`~engine.columnar.Run.weight_sums`);
@@ -651,7 +659,7 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
         rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
         w = np.zeros(len(rows), dtype=INT64)
         w[rows.searchsorted(keys)] = weights
-    elif len(keys) > 1 and np.count_nonzero(keys[1:] <= keys[:-1]):
+    elif not ordered and len(keys) > 1 and np.count_nonzero(keys[1:] <= keys[:-1]):
         order = np.argsort(keys, kind="stable")
         rows, w = keys[order], weights[order]
     else:  # in order already (a consolidated batch's packed rows are)
@@ -677,8 +685,12 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
         mine, at, pw, unique = found
         w12 = np.zeros(n, dtype=INT64)
         upto = at <= i
+        # every match at i or before (mostly): nothing to mask, none later
+        none_later = np.count_nonzero(upto) == len(upto)
         if unique:  # (each row once among the matches)
-            w12[mine] = np.where(upto, pw, 0)
+            w12[mine] = pw if none_later else np.where(upto, pw, 0)
+        elif none_later:
+            np.add.at(w12, mine, pw)
         else:
             np.add.at(w12, mine[upto], pw[upto])
         before = at < i
@@ -693,8 +705,8 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
         else:  # w1 = 0 (a chain's rows: their past entry is at this iteration)
             delta = (((w12 + w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8))
                      - (w12 > 0).view(np.int8))
-        later = ~upto
-        if np.count_nonzero(later):
+        if not none_later:
+            later = ~upto
             nxt = np.full(n, NO_TIME, dtype=INT64)
             np.minimum.at(nxt, mine[later], at[later])
             wait = (nxt != NO_TIME) & (w3 + w != 0)
@@ -708,7 +720,7 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
                     else:
                         waiting.append(chosen)
     append = trace.append_sorted if sums is None else partial(append_run, trace)
-    if np.count_nonzero(w) == n:
+    if same and ordered or np.count_nonzero(w) == n:  # (a consolidation's: none is 0)
         append(rows, i, w, after)
     else:  # the rows only due now (and any zero weight)
         changed = w != 0

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from engine import colbatch, lazy
 from engine.colbatch import INT64, pack_into, sorted_with, unpack_key
-from engine.columnar import Run, key_starts, merge_runs, narrow, narrow_kind
+from engine.columnar import Run, filled, key_starts, merge_runs, narrow, narrow_kind
 
 np = lazy.module("numpy", globals())
 colbatch.COUNTS.setdefault("shared_cells", 0)  # past probes through the table's cells
@@ -204,8 +204,12 @@ class DenseSums:
             index = self.index(keys, columns)
         if len(weights):
             self.add_total(int(np.abs(weights).sum()))
-        before = self.table[index]
-        self.table[index] = before + weights
+        table = self.table
+        before = table[index]
+        # added in the table's type (add_total keeps every sum within it): an
+        # int64 sum scattered into int32 cells is cast on the way, slower (500
+        # rows of a million cells: 2.5 vs 1.6 µs the gather, sum and scatter)
+        table[index] = before + weights.astype(table.dtype, copy=False)
         return before
 
 
@@ -347,8 +351,8 @@ def append_run(trace, keys: np.ndarray, iteration: int, weights: np.ndarray,
     if len(keys):  # (narrow: the merge then gathers int8 arrays, not int64)
         if len(keys) >= colbatch.NARROW_ROWS:
             weights = narrow(weights)
-        trace.cur.append(Run([keys], np.full(len(keys), iteration,
-                                             dtype=narrow_kind(iteration, iteration)),
+        trace.cur.append(Run([keys], filled(len(keys), iteration,
+                                            narrow_kind(iteration, iteration)),
                              weights, 0, [(int(keys[0]), int(keys[-1])), (iteration, iteration)],
                              unique=True))
 

@@ -319,6 +319,8 @@ class DistinctTraceNode(Node):
         if self.packing is None:
             self.packing = Packing(len(columns.columns))
         bounds = columns.bounds
+        if columns.packed is not None and len(columns.columns) == self.packing.arity:
+            return columns.packed, columns.weights, bounds, columns.columns  # (a join's)
         keys = self.packing.pack(columns.columns, bounds)
         if keys is None and bounds is not None:  # (bounds wider than the values: a
             bounds = None                        # join's from its inputs') found again
@@ -447,8 +449,9 @@ class DistinctTraceNode(Node):
             rows, delta = distinct_step(packed, keys, weights, i, due, push, packed.sums)
             columns = self.packing.unpack(rows)
         else:  # (the batch's columns: its bounds hold the output's values)
-            columns, delta, theirs = distinct_columns(packed, columns, keys, weights, i, due,
-                                                      push, packed.sums, self.packing.unpack)
+            columns, delta, theirs = distinct_columns(
+                packed, columns, keys, weights, i, due, push, packed.sums, self.packing.unpack,
+                keys is getattr(batch, "packed", None))  # (in order: a consolidation's)
         self.fresh = False
         self.out = (ColBatch(columns, ("i",) * self.packing.arity, delta,
                              bounds if theirs else None) if len(delta) else EMPTY)

@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.colbatch import ColBatch, consolidate
+from engine.colbatch import ColBatch, consolidate, pack_into, pack_rows
 from engine.columnar import make_run
 from engine.operators import columns as col
 from engine.operators.distinct import DistinctTraceNode
@@ -83,3 +83,46 @@ def test_bounds_too_wide_to_pack_are_found_again():
     keys, weights, bounds, columns = node._packed_batch(batch)
     assert bounds is None and columns is batch.columns
     assert [c.tolist() for c in node.packing.unpack(keys)] == [[1, 2], [3, 4]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(PAIRS, st.lists(st.integers(0, 1000), min_size=4, max_size=4), st.booleans())
+def test_a_consolidation_hands_its_packed_rows_on(entries, slack, wide):
+    """Entries consolidated with known bounds carry their rows packed as a
+    Distinct packs them (``ColBatch.packed``), in order and distinct, after
+    the sort, the sums and the zeros dropped; a Distinct takes them as they
+    are. Bounds past the packing's range hand none on."""
+    columns = [np.array([e[c] for e in entries], dtype=np.int64) for c in (0, 1)]
+    weights = np.array([e[2] for e in entries], dtype=np.int64)
+    known = [(int(c.min()) - slack[2 * k], int(c.max()) + slack[2 * k + 1])
+             for k, c in enumerate(columns)]
+    if wide:
+        known[1] = (known[1][0], WIDE)
+    found = consolidate(columns, ("i", "i"), weights, known)
+    assert listed(found) == listed(consolidate(columns, ("i", "i"), weights))
+    if wide:
+        assert found.packed is None
+        return
+    packing = col.Packing(2)
+    assert found.packed.tolist() == packing.pack(found.columns).tolist()
+    assert (np.diff(found.packed) > 0).all()
+    node = DistinctTraceNode(Holder())
+    keys, _, _, _ = node._packed_batch(found)
+    assert keys is found.packed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 4), st.data())
+def test_rows_packed_with_their_biases_added_last_as_biased_first(arity, data):
+    """:func:`~engine.colbatch.pack_rows` (shifts and adds, the biases added
+    at the end) against :func:`~engine.colbatch.pack_into` biasing each
+    column first, over the whole range of each column."""
+    bits = 63 // arity
+    bias = 1 << (bits - 1)
+    value = st.integers(-bias, bias - 1)
+    rows = data.draw(st.lists(st.tuples(*[value] * arity), min_size=1, max_size=10))
+    columns = [np.array([r[c] for r in rows], dtype=np.int64) for c in range(arity)]
+    bounds = [(int(c.min()), int(c.max())) for c in columns]
+    general = pack_into(np.empty(len(rows), dtype=np.int64), columns, [(-bias, 0)] * arity,
+                        [bits] * arity)
+    assert pack_rows(columns, bounds).tolist() == general.tolist()
