@@ -63,6 +63,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
 
 from engine import colbatch, lazy
+from engine.codegen import build_function
 from engine.colbatch import ColBatch, bounds_of, pack_into, packed_key, sum_packed, unpack_key
 from engine.cursor import Cursor, CursorSource
 from engine.errors import EpochError
@@ -427,8 +428,8 @@ NARROW = ("int8", "int16", "int32")
 #: ``(type, least, greatest)`` of each type of :data:`NARROW`, as Python ints:
 #: ``np.iinfo`` costs ~2 µs a call, and a long loop's Distinct narrows each
 #: iteration's run (tc-chain-1000: 920 calls, ~5 ms under line_profiler).
-NARROW_LIMITS = tuple((kind, -(1 << (int(kind[3:]) - 1)), (1 << (int(kind[3:]) - 1)) - 1)
-                      for kind in NARROW)
+NARROW_LIMITS = tuple((kind, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+                      for kind, bits in zip(NARROW, (8, 16, 32)))
 
 
 def narrow(values: np.ndarray) -> np.ndarray:
@@ -889,14 +890,13 @@ def fitting(batch: Mapping, arity: int) -> bool:
             return False
         names = [f"v{c}" for c in range(arity)]
         test = " and ".join(f"type({v}) in kinds and low <= {v} < high" for v in names)
-        env = {"kinds": (int, bool), "low": -(1 << 63), "high": 1 << 63}
-        exec("def check(batch):\n"  # noqa: S102 -- generated from the arity only
-             "    for row in batch:\n"
-             f"        if len(row) != {arity}: return False\n"
-             f"        {', '.join(names)}, = row\n"
-             f"        if not ({test}): return False\n"
-             "    return True", env)
-        check = FITTING[arity] = env["check"]
+        check = FITTING[arity] = build_function("check", [
+            "def check(batch):",
+            "    for row in batch:",
+            f"        if len(row) != {arity}: return False",
+            f"        {', '.join(names)}, = row",
+            f"        if not ({test}): return False",
+            "    return True"], {"kinds": (int, bool), "low": -(1 << 63), "high": 1 << 63})
     return check(batch)
 
 

@@ -47,6 +47,7 @@ single rows up by ``searchsorted``.
 from __future__ import annotations
 
 from engine import colbatch, lazy
+from engine.codegen import build_function
 from engine.colbatch import COUNTS, INT64
 from engine.columnar import PAST_FLOOR, narrow, push_run
 from engine.operators.columns import PackedTrace, key_run
@@ -301,9 +302,7 @@ def packer(packing):
                                          for v in names) + ":",
                  f"        return {shifted}",
                  "    return None"]
-    env = {"low": low, "high": high}
-    exec("\n".join(lines), env)  # noqa: S102 -- generated from ints only
-    found = PACKERS[arity] = env["pack"]
+    found = PACKERS[arity] = build_function("pack", lines, {"low": low, "high": high})
     return found
 
 
@@ -329,9 +328,8 @@ def unpacker(packing):
     mask, bias, bits = (1 << packing.bits) - 1, packing.bias, packing.bits
     parts = ", ".join(f"((key >> {bits * (arity - 1 - c)}) & {mask}) - {bias}"
                       for c in range(arity))
-    env: dict = {}
-    exec(f"def unpack(key):\n    return ({parts},)", env)  # noqa: S102 -- generated from ints only
-    found = UNPACKERS[arity] = env["unpack"]
+    found = UNPACKERS[arity] = build_function(
+        "unpack", ["def unpack(key):", f"    return ({parts},)"], {})
     return found
 
 
