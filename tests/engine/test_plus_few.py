@@ -65,3 +65,39 @@ def test_the_nullary_row_is_added_the_general_way():
     for few, total in (({(): 1}, {(): 3}), ({(): -2}, {})):
         found = columns.plus([batch, few])   # (None: the linear node adds them as dicts)
         assert found is None or dict(found) == total
+
+
+small_rows = st.tuples(st.integers(-3, 3), st.integers(-3, 3))
+small_bigs = st.dictionaries(small_rows, weights, min_size=1, max_size=12)
+small_fews = st.dictionaries(small_rows, weights, min_size=1, max_size=colbatch.PLUS_FEW)
+
+
+@settings(max_examples=300, deadline=None)
+@given(small_bigs, small_fews)
+def test_a_batch_of_packed_rows_takes_a_few_by_their_keys_and_stays_packed(big, few):
+    """A join's consolidated output has its rows packed (``packed``, in order):
+    the rows added are found by their packed keys, and the sum's keys are
+    the packing of its rows, in order (the Distinct takes them as they are)."""
+    table = list(big)
+    cols = [np.array([r[c] for r in table], dtype=np.int64) for c in (0, 1)]
+    batch = consolidate(cols, ("i", "i"), np.array(list(big.values()), dtype=np.int64),
+                        [(-3, 3), (-3, 3)])
+    assert batch.packed is not None
+    before = colbatch.COUNTS["plus_packed"]
+    found = columns.add_few(batch, few)
+    assert colbatch.COUNTS["plus_packed"] == before + 1
+    expected = dict_sum(big, few)
+    assert dict(found) == expected and len(found) == len(expected)
+    assert list(zip(*(c.tolist() for c in found.columns))) == sorted(expected)
+    if found.bounds is not None:
+        assert found.packed.tolist() == colbatch.pack_rows(found.columns, found.bounds).tolist()
+    else:
+        assert len(found.packed) == len(expected)
+
+
+def test_a_row_outside_the_packing_adds_a_packed_batch_the_general_way():
+    batch = consolidate([np.array([1, 2]), np.array([5, 6])], ("i", "i"),
+                        np.array([1, 1]), [(1, 2), (5, 6)])
+    assert batch.packed is not None
+    found = columns.add_few(batch, {(1 << 40, 0): 1})
+    assert dict(found) == {(1, 5): 1, (2, 6): 1, (1 << 40, 0): 1} and found.packed is None
