@@ -582,7 +582,7 @@ class PackedTrace:
     (:class:`~engine.operators.densesums.DenseSums`; the epoch's runs are
     then appended unmerged)."""
 
-    __slots__ = ("cur", "past", "past_box", "scheduled", "sums", "sums_at")
+    __slots__ = ("cur", "past", "past_box", "past_cells", "scheduled", "sums", "sums_at")
 
     def __init__(self):
         self.past: list = []
@@ -593,6 +593,8 @@ class PackedTrace:
         # again at twice as many: engine.operators.densesums.prepared)
         self.sums_at = 0
         self.past_box = None  # each column's (low, high) over the past's rows, once asked
+        # the past's large runs summed by cell (densesums.PastCells), when made
+        self.past_cells = None
 
     def append(self, keys, iteration: int, weights) -> None:
         push_run(self.cur, key_run(keys, np.full(len(keys), iteration, dtype=INT64),
@@ -639,8 +641,17 @@ class PackedTrace:
         called already)."""
         if not closed:
             self.close_epoch()
+        cells = self.past_cells
+        rest = None if cells is None else cells.rest(self.past)
+        if rest is not None and not all(cells.add(run) for run in self.cur):
+            rest = self.past_cells = None
         for run in self.cur:
             push_past(self.past, run, 0)
+        if rest is not None:  # the cells cover what is not of the rest, if the
+            # pushes left the rest's runs as they were (merged none of them)
+            cells.covered = [run for run in self.past if not any(run is r for r in rest)]
+            if len(self.past) - len(cells.covered) != len(rest):
+                self.past_cells = None
         self.cur = []
         self.scheduled = {}
         self.sums_at = 0
@@ -733,8 +744,12 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
             if at == len(trace.cur) - 1:  # the last run: its search serves the merge too
                 after = run.keys.searchsorted(rows, "right")
             w3 += run.weight_sums(rows, after)
-    found = gather_once(trace.past, rows, columns if same else None, cells,
-                        (rows.item(0), rows.item(n - 1)) if n else None)
+    span = (rows.item(0), rows.item(n - 1)) if n else None
+    rest = None if trace.past_cells is None else trace.past_cells.rest(trace.past)
+    if rest is None:
+        found = gather_once(trace.past, rows, columns if same else None, cells, span)
+    else:  # (the past's large runs summed by cell)
+        found = trace.past_cells.gather(rows, columns if same else None, cells, rest, span)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
     else:

@@ -63,10 +63,11 @@ from __future__ import annotations
 
 from engine import colbatch, lazy
 from engine.colbatch import INT64, pack_into, sorted_with, unpack_key
-from engine.columnar import Run, filled, key_starts, merge_runs, narrow, narrow_kind
+from engine.columnar import PAST_FLOOR, Run, filled, key_starts, merge_runs, narrow, narrow_kind
 
 np = lazy.module("numpy", globals())
 colbatch.COUNTS.setdefault("shared_cells", 0)  # past probes through the table's cells
+colbatch.COUNTS.setdefault("past_cells", 0)  # past probes through PastCells
 INT32_MAX = (1 << 31) - 1
 
 
@@ -407,33 +408,18 @@ def in_order(spine: list) -> bool:
                     for before, after in zip(spine, spine[1:])))
 
 
-class BoxDirectory:
-    """A large run of packed rows (a Distinct's past) indexed by cell: the
-    position of each cell's first entry (``starts``, ``int32``; the cells
-    in the packed rows' order, so a cell's entries are contiguous), for a
-    run whose rows' columns span at most :data:`~engine.colbatch.BOX_CELLS`
-    cells an entry. A probe is two gathers instead of a binary search of
-    the run (an update of the closure of the 1,000-node random graph probes
-    its 1.1 million entries ~12 times with ~900 rows each).
+class Box:
+    """A box of columns (each column's ``lows`` and ``sizes``) whose ``cells``
+    are numbered row-major, so in the packed rows' order: the cell
+    arithmetic of :class:`BoxDirectory` and :class:`PastCells`."""
 
-    >>> from engine.operators.columns import Packing, key_run
-    >>> packing = Packing(2)
-    >>> keys = packing.pack([np.array([0, 0, 1, 1]), np.array([1, 1, 0, 1])])
-    >>> run = key_run(keys, np.array([0, 2, 0, 0]), np.ones(4, dtype=np.int64))
-    >>> box = BoxDirectory(packing, run, [(0, 1), (0, 1)])
-    >>> sought = packing.pack([np.array([0, 1, 5, -3]), np.array([1, 1, 0, 1])])
-    >>> [x.tolist() for x in box.spans(sought)]
-    [[0, 3, 4, 4], [2, 1, 0, 0]]
-    """
+    __slots__ = ("cells", "lows", "packing", "sizes")
 
-    __slots__ = ("cells", "lows", "packing", "sizes", "starts")
-
-    def __init__(self, packing, run, bounds: list):
+    def __init__(self, packing, bounds: list):
         self.packing = packing
         self.lows = [low for low, _ in bounds]
         self.sizes = [high - low + 1 for low, high in bounds]
         self.cells = DenseSums.box_cells(bounds)
-        self.starts = key_starts(self.cells_of(run.keys), 0, self.cells)  # (row-major: sorted)
 
     def cells_of(self, keys: np.ndarray, check: bool = False,
                  columns: list | None = None) -> np.ndarray:
@@ -457,18 +443,48 @@ class BoxDirectory:
             index[outside] = self.cells
         return index
 
-    def spans(self, sought: np.ndarray, columns: list | None = None, cells=None):
-        """``(first entry, entries)`` of each sought packed row (``columns``:
-        their columns, if at hand). ``cells``: ``(table, index)``, the rows'
-        cells in a :class:`DenseSums` table that holds them all; when its box
-        is this one (a long loop's table takes in the past's box, mostly that
-        of its one large run), they are the cells here too, read as they are
-        (``COUNTS["shared_cells"]``)."""
+    def sought_cells(self, sought: np.ndarray, columns: list | None = None, cells=None):
+        """The cells of the sought packed rows, those outside the box at
+        ``cells`` (``columns``: their columns, if at hand). ``cells``:
+        ``(table, index)``, the rows' cells in a :class:`DenseSums` table
+        that holds them all; when its box is this one (a long loop's table
+        takes in the past's box), they are the cells here too, read as they
+        are (``COUNTS["shared_cells"]``)."""
         if cells is not None and cells[0].lows == self.lows and cells[0].sizes == self.sizes:
             colbatch.COUNTS["shared_cells"] += 1
-            index = cells[1]  # (all inside the box: no check)
-        else:
-            index = self.cells_of(sought, check=True, columns=columns)
+            return cells[1]  # (all inside the box: no check)
+        return self.cells_of(sought, check=True, columns=columns)
+
+
+class BoxDirectory(Box):
+    """A large run of packed rows (a Distinct's past) indexed by cell: the
+    position of each cell's first entry (``starts``, ``int32``; the cells
+    in the packed rows' order, so a cell's entries are contiguous), for a
+    run whose rows' columns span at most :data:`~engine.colbatch.BOX_CELLS`
+    cells an entry. A probe is two gathers instead of a binary search of
+    the run (an update of the closure of the 1,000-node random graph probes
+    its 1.1 million entries ~12 times with ~900 rows each).
+
+    >>> from engine.operators.columns import Packing, key_run
+    >>> packing = Packing(2)
+    >>> keys = packing.pack([np.array([0, 0, 1, 1]), np.array([1, 1, 0, 1])])
+    >>> run = key_run(keys, np.array([0, 2, 0, 0]), np.ones(4, dtype=np.int64))
+    >>> box = BoxDirectory(packing, run, [(0, 1), (0, 1)])
+    >>> sought = packing.pack([np.array([0, 1, 5, -3]), np.array([1, 1, 0, 1])])
+    >>> [x.tolist() for x in box.spans(sought)]
+    [[0, 3, 4, 4], [2, 1, 0, 0]]
+    """
+
+    __slots__ = ("starts",)
+
+    def __init__(self, packing, run, bounds: list):
+        super().__init__(packing, bounds)
+        self.starts = key_starts(self.cells_of(run.keys), 0, self.cells)  # (row-major: sorted)
+
+    def spans(self, sought: np.ndarray, columns: list | None = None, cells=None):
+        """``(first entry, entries)`` of each sought packed row (``columns``:
+        their columns, if at hand; ``cells``: :meth:`Box.sought_cells`')."""
+        index = self.sought_cells(sought, columns, cells)
         lo = self.starts[index]
         return lo.astype(np.intp), (self.starts[index + 1] - lo).astype(np.intp)
 
@@ -492,3 +508,136 @@ def index_past(spine: list, packing) -> None:
             run.directory = False
             continue
         run.directory = BoxDirectory(packing, run, bounds)
+
+
+class PastCells(Box):
+    """The past's large runs summed by cell: each row's weight over them and
+    the iteration it is at (``weights``, ``iterations``: one slot a cell of
+    the box, and one past it for rows outside), when every row is at one
+    iteration in them (a chain's closure: each path found once). A batch's
+    past entries are then three gathers of its cells (:meth:`gather`)
+    however many large runs the past holds, not a probe of each and their
+    matches concatenated; ``covered``: the runs summed, the past's others
+    probed as they are. At commit the epoch's large runs are added to the
+    cells (:meth:`add`) rather than the cells made again (a chain's update
+    retracts or inserts up to a million of its entries).
+
+    >>> from engine.operators.columns import Packing, key_run
+    >>> packing = Packing(2)
+    >>> keys = packing.pack([np.array([0, 0, 1]), np.array([0, 1, 1])])
+    >>> run = key_run(keys, np.array([0, 2, 1]), np.ones(3, dtype=np.int64))
+    >>> past = PastCells(packing, [(0, 1), (0, 1)], [run])
+    >>> past.add(run), past.add(key_run(keys[1:], np.array([2, 1]), np.array([-1, 1])))
+    (True, True)
+    >>> sought = packing.pack([np.array([0, 1, 5]), np.array([1, 1, 0])])
+    >>> [x.tolist() for x in past.gather(sought, None, None, [], None)[:3]]
+    [[1], [1], [2]]
+    >>> past.add(key_run(keys[:1], np.array([3]), np.array([1])))  # (0, 0) at 0 and 3
+    False
+    """
+
+    __slots__ = ("covered", "iterations", "weights")
+
+    def __init__(self, packing, bounds: list, covered: list):
+        super().__init__(packing, bounds)
+        self.covered = covered
+        self.iterations = np.zeros(self.cells + 1, dtype=np.int16)
+        self.weights = np.zeros(self.cells + 1, dtype=np.int8)
+
+    def rest(self, past: list) -> list | None:
+        """The runs of ``past`` not summed here; ``None`` when one that is
+        left it (merged into another: the cells do not describe the past)."""
+        if self.iterations is None:  # (refused: sum_past)
+            return None
+        covered = self.covered
+        rest = [run for run in past if not any(run is c for c in covered)]
+        return rest if len(past) - len(rest) == len(covered) else None
+
+    def add(self, run) -> bool:
+        """Add the entries of ``run``; ``False`` (the cells then unusable) when
+        a row repeats in it, lies outside the box, or is at an iteration
+        other than its cell's, which holds weight."""
+        if not len(run):
+            return True
+        if not run.is_unique():
+            return False
+        index = self.cells_of(run.keys, check=True)
+        if int(index.max()) >= self.cells:
+            return False
+        held = self.weights[index]
+        iterations = run.iterations
+        if np.count_nonzero((held != 0) & (self.iterations[index] != iterations)):
+            return False
+        total = held.astype(INT64)
+        total += run.weights
+        self.weights = widened(self.weights, total)
+        self.iterations = widened(self.iterations, iterations)
+        self.weights[index] = total
+        self.iterations[index] = iterations  # (where the weight was 0, or the same)
+        return True
+
+    def gather(self, sought: np.ndarray, columns: list | None, cells, rest: list,
+               span: tuple | None):
+        """:func:`~engine.operators.columns.gather_once` of the past: the
+        sought rows' entries in the cells (each row at most once), then in
+        the ``rest`` of the past's runs, probed."""
+        from engine.operators.columns import gather_once
+
+        colbatch.COUNTS["past_cells"] += 1
+        index = self.sought_cells(sought, columns, cells)
+        weights = self.weights[index]
+        mine = weights.nonzero()[0]
+        found = gather_once(rest, sought, columns, cells, span) if rest else None
+        if not len(mine):
+            return found
+        ours = (mine, self.iterations[index[mine]].astype(INT64),
+                weights[mine].astype(INT64))
+        if found is None:
+            return (*ours, True)
+        return (*(np.concatenate((ours[k], found[k])) for k in range(3)), False)
+
+
+def widened(table: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``table``, or a copy of it in a wider int type, so that it holds
+    ``values``."""
+    if not len(values):
+        return table
+    low, high = int(values.min()), int(values.max())
+    kind = table.dtype
+    while not (np.iinfo(kind).min <= low and high <= np.iinfo(kind).max):
+        kind = np.dtype({1: np.int16, 2: np.int32}.get(kind.itemsize, INT64))
+    return table if kind == table.dtype else table.astype(kind)
+
+
+#: :func:`sum_past` sums the past's runs of this many entries or more: the
+#: smaller ones at its end (an overlay flushed, :data:`~engine.columnar.PAST_FLOOR`)
+#: merge with the next small ones, which would leave the cells unusable.
+CELLS_FLOOR = PAST_FLOOR
+
+
+def sum_past(trace, packing) -> None:
+    """The past's cells (:class:`PastCells`, ``trace.past_cells``) made over
+    its runs of :data:`CELLS_FLOOR` entries or more when
+    they hold :data:`~engine.colbatch.BOX_ROWS` entries in a box of at most
+    :data:`~engine.colbatch.BOX_CELLS` cells an entry, unless the cells
+    describe the past already or were refused for these runs."""
+    found = trace.past_cells
+    if found is not None and found.rest(trace.past) is not None:
+        return
+    large = [run for run in trace.past if len(run) >= CELLS_FLOOR]
+    if found is not None and len(found.covered) == len(large) and all(
+            a is b for a, b in zip(found.covered, large)):
+        return  # (refused for these runs: iterations None)
+    trace.past_cells = None
+    entries = sum(map(len, large))
+    if entries < colbatch.BOX_ROWS:
+        return
+    bounds = bounds_of_spine(packing, large)
+    cells = DenseSums.box_cells(bounds)
+    refused = PastCells.__new__(PastCells)
+    refused.covered, refused.iterations = large, None
+    if cells > colbatch.BOX_CELLS * entries or cells >= 1 << 31:
+        trace.past_cells = refused
+        return
+    past = PastCells(packing, bounds, large)
+    trace.past_cells = past if all(past.add(run) for run in large) else refused

@@ -443,6 +443,7 @@ class DistinctTraceNode(Node):
         colbatch.COUNTS["distinct"] += 1
         packed.sums = densesums.prepared(packed.sums, packed, self.packing, bounds, keys, due, i)
         densesums.index_past(packed.past, self.packing)
+        densesums.sum_past(packed, self.packing)
         push = lambda j: heapq.heappush(heap, j)  # noqa: E731
         theirs = False
         if columns is None:
