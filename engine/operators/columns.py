@@ -649,7 +649,8 @@ class PackedTrace:
             push_past(self.past, run, 0)
         if rest is not None:  # the cells cover what is not of the rest, if the
             # pushes left the rest's runs as they were (merged none of them)
-            cells.covered = [run for run in self.past if not any(run is r for r in rest)]
+            kept = {id(run) for run in rest}
+            cells.cover([run for run in self.past if id(run) not in kept])
             if len(self.past) - len(cells.covered) != len(rest):
                 self.past_cells = None
         self.cur = []

@@ -442,8 +442,10 @@ class DistinctTraceNode(Node):
         heap = self.heap
         colbatch.COUNTS["distinct"] += 1
         packed.sums = densesums.prepared(packed.sums, packed, self.packing, bounds, keys, due, i)
-        densesums.index_past(packed.past, self.packing)
         densesums.sum_past(packed, self.packing)
+        cells = packed.past_cells
+        rest = None if cells is None else cells.rest(packed.past)
+        densesums.index_past(packed.past if rest is None else rest, self.packing)
         push = lambda j: heapq.heappush(heap, j)  # noqa: E731
         theirs = False
         if columns is None:

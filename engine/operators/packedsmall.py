@@ -112,6 +112,9 @@ def small_rows(trace: OverlaidTrace) -> int:
     for run in trace.past:
         if run.directory:  # (a BoxDirectory; False or None: none)
             return colbatch.SMALL_ROWS
+    cells = trace.past_cells  # (its large runs read through their cells: as boxed)
+    if cells is not None and cells.rest(trace.past) is not None:
+        return colbatch.SMALL_ROWS
     return UNBOXED_FACTOR * colbatch.SMALL_ROWS
 
 
