@@ -652,7 +652,7 @@ def sum_past(trace, packing) -> None:
         return  # (refused for these runs: iterations None)
     trace.past_cells = None
     entries = sum(map(len, large))
-    if entries < colbatch.BOX_ROWS:
+    if not entries or entries < colbatch.BOX_ROWS:
         return
     bounds = bounds_of_spine(packing, large)
     cells = DenseSums.box_cells(bounds)
