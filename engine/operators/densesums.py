@@ -654,11 +654,14 @@ def sum_past(trace, packing) -> None:
     entries = sum(map(len, large))
     if not entries or entries < colbatch.BOX_ROWS:
         return
-    bounds = bounds_of_spine(packing, large)
-    cells = DenseSums.box_cells(bounds)
     refused = PastCells.__new__(PastCells)
     refused.cover(large)
     refused.iterations = None
+    if not all(run.is_unique() for run in large):  # (known once a run: before any
+        trace.past_cells = refused  # unpacking, the closure of a random graph's rows
+        return                      # at several iterations refused for ~nothing)
+    bounds = bounds_of_spine(packing, large)
+    cells = DenseSums.box_cells(bounds)
     if cells > colbatch.BOX_CELLS * entries or cells >= 1 << 31:
         trace.past_cells = refused
         return
