@@ -238,6 +238,12 @@ def join_part(delta: ColBatch, key_column: int, spine: list, projection, delta_l
     them (``None`` if not known), for :func:`finish`."""
     mine_side = 0 if delta_left else 1
     sought = delta.columns[key_column]
+    found = getattr(delta, "bounds", None)
+    if found is not None and spine:  # runs whose keys lie outside the delta's: no pair
+        low, high = found[key_column]  # (a chain's update: the edge changed, this
+        spine = [run for run in spine  # epoch's, is not where the loop's rows reach)
+                 if (ranges := getattr(run, "bounds", None)) is None
+                 or not (ranges[0][1] < low or ranges[0][0] > high)]
     if (spine and (len(spine) > 1 or len(spine[0].keys) > 4 * len(sought))
             and (len(sought) >= DISTINCT_PROBE
                  or any(len(run) > colbatch.SORTED_PROBE_RUN for run in spine))):
@@ -574,6 +580,21 @@ def gather_once(spine: list, sought: np.ndarray, columns: list | None = None, ce
     return (*(np.concatenate([f[k] for f in found]) for k in range(3)), False)
 
 
+def gather_past(trace, sought: np.ndarray, columns: list | None, cells, span: tuple | None):
+    """:func:`gather_once` of ``trace``'s past, its large runs read through
+    their cells when they are summed (:class:`~engine.operators.densesums.PastCells`),
+    the rest's runs probed."""
+    summed = trace.past_cells
+    rest = None if summed is None else summed.rest(trace.past)
+    if rest is None:
+        return gather_once(trace.past, sought, columns, cells, span)
+    ours = summed.gather(sought, columns, cells)
+    found = gather_once(rest, sought, columns, cells, span) if rest else None
+    if ours is None or found is None:
+        return found if ours is None else (*ours, True)
+    return (*(np.concatenate((ours[k], found[k])) for k in range(3)), False)
+
+
 class PackedTrace:
     """A child circuit's Z-set trace (Distinct's) in runs of packed rows:
     ``past`` (earlier epochs, compacted, iterations kept) and ``cur`` (this
@@ -746,11 +767,7 @@ def step_rows(trace: PackedTrace, keys: np.ndarray, weights: np.ndarray, i: int,
                 after = run.keys.searchsorted(rows, "right")
             w3 += run.weight_sums(rows, after)
     span = (rows.item(0), rows.item(n - 1)) if n else None
-    rest = None if trace.past_cells is None else trace.past_cells.rest(trace.past)
-    if rest is None:
-        found = gather_once(trace.past, rows, columns if same else None, cells, span)
-    else:  # (the past's large runs summed by cell)
-        found = trace.past_cells.gather(rows, columns if same else None, cells, rest, span)
+    found = gather_past(trace, rows, columns if same else None, cells, span)
     if found is None:  # no earlier epoch holds these rows: w1 = w2 = 0
         delta = (w3 + w > 0).view(np.int8) - (w3 > 0).view(np.int8)
     else:

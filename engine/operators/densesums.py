@@ -547,7 +547,7 @@ class PastCells(Box):
     >>> past.add(run), past.add(key_run(keys[1:], np.array([2, 1]), np.array([-1, 1])))
     (True, True)
     >>> sought = packing.pack([np.array([0, 1, 5]), np.array([1, 1, 0])])
-    >>> [x.tolist() for x in past.gather(sought, None, None, [], None)[:3]]
+    >>> [x.tolist() for x in past.gather(sought, None, None)]
     [[1], [1], [2]]
     >>> past.add(key_run(keys[:1], np.array([3]), np.array([1])))  # (0, 0) at 0 and 3
     False
@@ -599,25 +599,18 @@ class PastCells(Box):
         self.iterations[index] = iterations  # (where the weight was 0, or the same)
         return True
 
-    def gather(self, sought: np.ndarray, columns: list | None, cells, rest: list,
-               span: tuple | None):
-        """:func:`~engine.operators.columns.gather_once` of the past: the
-        sought rows' entries in the cells (each row at most once), then in
-        the ``rest`` of the past's runs, probed."""
-        from engine.operators.columns import gather_once
-
+    def gather(self, sought: np.ndarray, columns: list | None, cells):
+        """``(sought index, iteration, weight)`` (``int64``) of the sought
+        rows held in the cells, each at most once; ``None`` when none is
+        (``columns``, ``cells``: :meth:`Box.sought_cells`')."""
         colbatch.COUNTS["past_cells"] += 1
         index = self.sought_cells(sought, columns, cells)
         weights = self.weights[index]
         mine = weights.nonzero()[0]
-        found = gather_once(rest, sought, columns, cells, span) if rest else None
         if not len(mine):
-            return found
-        ours = (mine, self.iterations[index[mine]].astype(INT64),
+            return None
+        return (mine, self.iterations[index[mine]].astype(INT64),
                 weights[mine].astype(INT64))
-        if found is None:
-            return (*ours, True)
-        return (*(np.concatenate((ours[k], found[k])) for k in range(3)), False)
 
 
 def widened(table: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -1,7 +1,8 @@
-"""A join's pairs with a run (engine.operators.columns.join_part) take two
+"""A join's pairs with a run (engine.operators.columns.join_part) take three
 shortcuts: a run whose weights are all 1 (``Run.all_ones``) gives the pairs
 the delta's weights, no product; a run whose bounds show no iteration past
-``i`` sends nothing to later iterations, its iterations not read. Both must
+``i`` sends nothing to later iterations, its iterations not read; a run whose
+keys lie outside the delta's (both bounds known) is not probed. All must
 give the pieces (and the later ones) the general path gives."""
 
 from __future__ import annotations
@@ -45,13 +46,33 @@ def test_shortcuts_give_the_general_pieces(rows, edges, ones, i, known, left):
                    0 if left else 1)
     if run is None:
         return
-    if known:
-        run.bounds = [(0, 0), (0, 0), (int(iterations.min()), int(iterations.max()))]
+    if known:  # (the key column's, the other's, the iterations')
+        run.bounds = [(int(c.min()), int(c.max())) for c in (run.keys, *(
+            c for c in run.columns if c is not run.keys), iterations)]
     side = 0 if left else 1
     projection = ((side, 0), (1 - side, 1 if left else 0))
     found = pieces_of(delta, run, i, projection, left)
-    run.ones, run.bounds = False, None  # the general path: product, iterations read
+    # the general path: product, iterations read, every run probed
+    run.ones, run.bounds, delta.bounds = False, None, None
     assert found == pieces_of(delta, run, i, projection, left)
+
+
+def test_a_run_outside_the_delta_keys_is_not_probed(monkeypatch):
+    probed = []
+    real = col.probe
+    monkeypatch.setattr(col, "probe", lambda sought, run: probed.append(run) or real(sought, run))
+    delta = consolidate([np.array([5, 6]), np.array([0, 3])], ("i", "i"),
+                        np.ones(2, dtype=np.int64))
+    assert delta.bounds == [(5, 6), (0, 3)]
+    near, far = (make_run([np.array([k]), np.array([7])], np.zeros(1, dtype=np.int64),
+                          np.ones(1, dtype=np.int64), 0) for k in (3, 9))
+    near.bounds, far.bounds = [(3, 3), (7, 7), (0, 0)], [(9, 9), (7, 7), (0, 0)]
+    pieces: list = []
+    col.join_part(delta, 1, [near, far], ((0, 0), (1, 1)), True, pieces)
+    assert probed == [near] and [p[0][0].tolist() for p in pieces] == [[6]]
+    delta.bounds = None  # (unknown: every run probed)
+    col.join_part(delta, 1, [near, far], ((0, 0), (1, 1)), True, [])
+    assert probed == [near, near, far]
 
 
 def test_a_run_of_ones_is_known_once():
