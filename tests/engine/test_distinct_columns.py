@@ -31,10 +31,13 @@ from tests.engine.test_longtable import (
 )
 
 
-def run(history: dict, table: bool, columnar: bool, shuffle: bool) -> list:
+def run(history: dict, table: bool, columnar: bool, shuffle: bool, cells: bool = False,
+        visit=None) -> list:
     """Every step's output (row -> weight) over the epochs, until nothing is
     due, and the past's entries after each commit; ``columnar``: through
-    distinct_columns."""
+    distinct_columns; ``cells`` (with ``table``): the past summed by cell
+    (densesums.sum_past) as the Distinct does; ``visit``: called with the
+    trace before each step and after each commit."""
     trace = OverlaidTrace()
     outputs = []
     rng = random.Random(7)
@@ -55,6 +58,10 @@ def run(history: dict, table: bool, columnar: bool, shuffle: bool) -> list:
                     trace.sums = densesums.prepared(trace.sums, trace, PACKING, None, keys,
                                                     due, i)
                     densesums.index_past(trace.past, PACKING)   # (as the Distinct does)
+                    if cells:
+                        densesums.sum_past(trace, PACKING)
+                if visit is not None:
+                    visit(trace)
                 if columnar:
                     copies = [c.copy() for c in columns]
                     out, delta, theirs = distinct_columns(trace, columns, keys, weights, i,
@@ -75,6 +82,8 @@ def run(history: dict, table: bool, columnar: bool, shuffle: bool) -> list:
                 outputs.append((e, i, found))
             i += 1
         trace.commit()
+        if visit is not None:
+            visit(trace)
         outputs.append(past_entries(trace))
     return outputs
 

@@ -16,10 +16,8 @@ from hypothesis import strategies as st
 
 from engine import colbatch
 from engine.operators import densesums
-from engine.operators.columns import distinct_step
-from engine.operators.packedsmall import OverlaidTrace
-from tests.engine.test_distinct_columns import boxed
-from tests.engine.test_longtable import EPOCHS, ITERATIONS, PACKING, histories, limits, past_entries
+from tests.engine.test_distinct_columns import boxed, run
+from tests.engine.test_longtable import EPOCHS, ITERATIONS, histories, limits
 
 pairs = st.tuples(st.integers(-3, 12), st.integers(0, 9))
 epochs = st.lists(st.dictionaries(pairs, st.integers(-2, 2).filter(bool), max_size=12),
@@ -45,48 +43,15 @@ def every_run_summed():
         densesums.CELLS_FLOOR = old
 
 
-def run(history: dict, cells: bool) -> list:
-    """Every step's output (row -> weight) and the past's entries after each
-    commit; ``cells``: the past summed by cell as the Distinct does."""
-    trace = OverlaidTrace()
-    outputs = []
-    for e in range(EPOCHS):
-        i = 0
-        while i < ITERATIONS or trace.scheduled:
-            batch = history.get((e, i), {})
-            parts = trace.scheduled.pop(i, None)
-            rows = sorted(batch)
-            columns = [np.array([r[c] for r in rows], dtype=np.int64) for c in (0, 1)]
-            keys = PACKING.pack(columns) if rows else np.zeros(0, dtype=np.int64)
-            weights = np.array([batch[r] for r in rows], dtype=np.int64)
-            due = np.concatenate(parts) if parts else None
-            if len(keys) or due is not None:
-                trace.sums = densesums.prepared(trace.sums, trace, PACKING, None, keys, due, i)
-                densesums.index_past(trace.past, PACKING)
-                if cells:
-                    densesums.sum_past(trace, PACKING)
-                    check(trace)
-                rows_out, delta = distinct_step(trace, keys, weights, i, due,
-                                                lambda j: None, trace.sums)
-                found = dict(zip(zip(*(c.tolist() for c in PACKING.unpack(rows_out))),
-                                 delta.tolist()))
-                outputs.append((e, i, {row: w for row, w in found.items() if w}))
-            i += 1
-        trace.commit()
-        if cells:
-            check(trace)
-        outputs.append(past_entries(trace))
-    return outputs
-
-
 def check(trace) -> None:
     """The cells, where they describe the past, hold its covered runs' sums."""
     cells = trace.past_cells
     if cells is None or cells.rest(trace.past) is None:
         return
     sums: dict = {}
-    for run in cells.covered:
-        for key, j, w in zip(run.keys.tolist(), run.iterations.tolist(), run.weights.tolist()):
+    for covered in cells.covered:
+        for key, j, w in zip(covered.keys.tolist(), covered.iterations.tolist(),
+                             covered.weights.tolist()):
             sums[key] = (j, sums.get(key, (j, 0))[1] + w)
     keys = np.array(sorted(sums), dtype=np.int64)
     index = cells.cells_of(keys)
@@ -98,9 +63,10 @@ def check(trace) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(histories, st.booleans())
-def test_cells_give_what_the_runs_give(history, table):
+def test_cells_give_what_the_runs_give(history, columnar):
     with limits(), boxed(), every_run_summed():
-        assert run(history, cells=True) == run(history, cells=False)
+        assert (run(history, True, columnar, False, cells=True, visit=check)
+                == run(history, True, columnar, False))
 
 
 @settings(max_examples=150, deadline=None)
@@ -109,6 +75,7 @@ def test_rows_at_one_iteration_are_read_through_the_cells(chosen):
     history = at_one_iteration(chosen)
     before = colbatch.COUNTS["past_cells"]
     with limits(), boxed(), every_run_summed():
-        assert run(history, cells=True) == run(history, cells=False)
+        assert (run(history, True, False, False, cells=True, visit=check)
+                == run(history, True, False, False))
     if any(chosen[e] and any(chosen[:e]) for e in range(EPOCHS)):  # (a past read: the cells)
         assert colbatch.COUNTS["past_cells"] > before
