@@ -662,21 +662,32 @@ class PackedTrace:
         called already)."""
         if not closed:
             self.close_epoch()
-        cells = self.past_cells
-        rest = None if cells is None else cells.rest(self.past)
-        if rest is not None and not all(cells.add(run) for run in self.cur):
-            rest = self.past_cells = None
-        for run in self.cur:
-            push_past(self.past, run, 0)
-        if rest is not None:  # the cells cover what is not of the rest, if the
-            # pushes left the rest's runs as they were (merged none of them)
-            kept = {id(run) for run in rest}
-            cells.cover([run for run in self.past if id(run) not in kept])
-            if len(self.past) - len(cells.covered) != len(rest):
-                self.past_cells = None
+        self.into_past(self.cur, partial(push_past, self.past, key_column=0))
         self.cur = []
         self.scheduled = {}
         self.sums_at = 0
+
+    def into_past(self, runs: list, push) -> None:
+        """``push(run)`` each of ``runs`` into the past, the past's cells
+        (:class:`~engine.operators.densesums.PastCells`) kept up: each run
+        added to them if it can be (else left to be probed); a run they did
+        not hold that the pushes merged into another (or that cancelled
+        out: a chain's update's overlay, undone by the next) is added then,
+        the runs the merges made held in full (the cells are dropped if it
+        cannot be)."""
+        cells = self.past_cells
+        rest = None if cells is None else cells.rest(self.past)
+        if rest is not None:
+            rest = rest + [run for run in runs if not cells.add(run)]
+        for run in runs:
+            push(run)
+        if rest is not None:
+            present = {id(run) for run in self.past}
+            if not all(cells.add(run) for run in rest if id(run) not in present):
+                self.past_cells = None
+                return
+            kept = {id(run) for run in rest if id(run) in present}
+            cells.cover([run for run in self.past if id(run) not in kept])
 
     def rollback(self) -> None:
         self.cur = []

@@ -46,6 +46,8 @@ single rows up by ``searchsorted``.
 
 from __future__ import annotations
 
+from functools import partial
+
 from engine import colbatch, lazy
 from engine.codegen import build_function
 from engine.colbatch import COUNTS, INT64
@@ -149,7 +151,9 @@ class OverlaidTrace(PackedTrace):
                 entries = known.get(key)
                 if entries is not None:
                     known[key] = entries + tuple(history_items(history))
-            push_run(self.past, overlay_run(self.older), 0, PAST_FLOOR)
+            run = overlay_run(self.older)  # (added to the past's cells, if it can be)
+            self.into_past([] if run is None else [run],
+                           partial(push_run, self.past, key_column=0, floor=PAST_FLOOR))
             self.older = {}
             self.past_box = None
 
