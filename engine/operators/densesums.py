@@ -634,15 +634,26 @@ def widened(table: np.ndarray, values: np.ndarray) -> np.ndarray:
 CELLS_FLOOR = PAST_LARGE
 
 
-def sum_past(trace, packing) -> None:
+def sum_past(trace, packing) -> list | None:
     """The past's cells (:class:`PastCells`, ``trace.past_cells``) made over
     its runs of :data:`CELLS_FLOOR` entries or more when
     they hold :data:`~engine.colbatch.BOX_ROWS` entries in a box of at most
     :data:`~engine.colbatch.BOX_CELLS` cells an entry, unless the cells
-    describe the past already or were refused for these runs."""
+    describe the past already or were refused for these runs; the past's
+    runs they do not hold (:meth:`PastCells.rest`), ``None`` without cells."""
     found = trace.past_cells
-    if found is not None and found.rest(trace.past) is not None:
-        return
+    rest = None if found is None else found.rest(trace.past)
+    if rest is None:
+        make_cells(trace, packing)
+        found = trace.past_cells
+        rest = None if found is None else found.rest(trace.past)
+    return rest
+
+
+def make_cells(trace, packing) -> None:
+    """:func:`sum_past`'s cells made, or refused (kept as such while the
+    past's large runs are the same)."""
+    found = trace.past_cells
     large = [run for run in trace.past if len(run) >= CELLS_FLOOR]
     if found is not None and len(found.covered) == len(large) and all(
             a is b for a, b in zip(found.covered, large)):

@@ -442,9 +442,7 @@ class DistinctTraceNode(Node):
         heap = self.heap
         colbatch.COUNTS["distinct"] += 1
         packed.sums = densesums.prepared(packed.sums, packed, self.packing, bounds, keys, due, i)
-        densesums.sum_past(packed, self.packing)
-        cells = packed.past_cells
-        rest = None if cells is None else cells.rest(packed.past)
+        rest = densesums.sum_past(packed, self.packing)  # (the runs not summed: boxed)
         densesums.index_past(packed.past if rest is None else rest, self.packing)
         push = lambda j: heapq.heappush(heap, j)  # noqa: E731
         theirs = False
