@@ -51,7 +51,7 @@ from engine.codegen import build_function
 from engine.colbatch import COUNTS, INT64
 from engine.columnar import PAST_FLOOR, narrow, push_run
 from engine.operators.columns import PackedTrace, key_run
-from engine.trace import MASK, SHIFT, encode, history_add, history_items, history_total
+from engine.trace import MASK, SHIFT, history_add, history_items, history_total
 
 np = lazy.module("numpy", globals())
 COUNTS.setdefault("small_distinct", 0)  # small batches taken row by row on packed state
@@ -59,12 +59,7 @@ COUNTS.setdefault("small_distinct", 0)  # small batches taken row by row on pack
 #: The past runs' entries of the rows a small batch probed are kept (``known``,
 #: up to this many rows; what later joins the past runs is added to them): a
 #: row is probed again at each iteration it is due at in an epoch, and often
-#: in the next epochs. They are kept added up, as a history
-#: (:mod:`engine.trace`'s encoding: one entry an iteration, no zeros), as
-#: the dict trace keeps its past: the runs of every epoch leave a row's
-#: retraction and reinsertion side by side (andersen-200x50 after 150
-#: updates: 94,015 entries of 11,373 kept rows, 45,681 added up), and a
-#: history of one entry is an ``int`` the garbage collector does not track.
+#: in the next epochs.
 KNOWN_ROWS = 1 << 16
 #: The ``older`` overlay becomes a run of the past at this many rows (a run
 #: of that many is what the past's small runs merge up to anyway).
@@ -130,9 +125,7 @@ class OverlaidTrace(PackedTrace):
         super().__init__()
         self.recent: dict = {}  # this epoch: packed row -> history
         self.older: dict = {}   # earlier epochs: packed row -> history
-        # packed row -> its history (engine.trace) in the past runs, or None, as
-        # probed: :data:`KNOWN_ROWS`
-        self.known: dict = {}
+        self.known: dict = {}   # packed row -> its entries in the past runs, as probed
         self.counted: int | None = None  # rows of positive weight in past and older
 
     def flush(self) -> None:
@@ -150,8 +143,9 @@ class OverlaidTrace(PackedTrace):
         if self.older:
             known = self.known
             for key, history in self.older.items():
-                if key in known:
-                    known[key] = with_entries(known[key], history_items(history))
+                entries = known.get(key)
+                if entries is not None:
+                    known[key] = entries + tuple(history_items(history))
             push_run(self.past, overlay_run(self.older), 0, PAST_FLOOR)
             self.older = {}
             self.past_box = None
@@ -189,8 +183,8 @@ class OverlaidTrace(PackedTrace):
 
 
 def learn(known: dict, spine: list) -> None:
-    """Add to each row of ``known`` (packed row -> its history, or ``None``)
-    its entries in the runs of ``spine``: a run more than
+    """Add to each row of ``known`` (packed row -> its entries) its entries
+    in the runs of ``spine``: a run more than
     :data:`~engine.colbatch.SEARCH_KNOWN` times larger than ``known`` is
     searched for the known rows (one pair of ``searchsorted``: a chain's
     epoch puts 100,000s of entries in its runs, a Python loop over them took
@@ -198,10 +192,10 @@ def learn(known: dict, spine: list) -> None:
     commit meets runs of a few thousand entries and up to 65,536 known rows).
 
     >>> from engine.operators.columns import key_run
-    >>> known = {5: {0: 1, 2: -1}, 9: None, 7: None}
+    >>> known = {5: ((0, 1),), 9: (), 7: ()}
     >>> learn(known, [key_run(np.array([5, 5, 7]), np.array([2, 3, 2]), np.array([1, -1, 1]))])
-    >>> {key: history and history_items(history) for key, history in known.items()}
-    {5: [(0, 1), (3, -1)], 9: None, 7: [(2, 1)]}
+    >>> known
+    {5: ((0, 1), (2, 1), (3, -1)), 9: (), 7: ((2, 1),)}
     """
     rows = sought = None
     for run in spine:
@@ -223,8 +217,7 @@ def learn(known: dict, spine: list) -> None:
         entries = list(zip(run.iterations[lows].tolist(), run.weights[lows].tolist()))
         start = 0
         for at, count in zip(hits.tolist(), counts.tolist()):
-            key = rows[at]
-            known[key] = with_entries(known[key], entries[start:start + count])
+            known[rows[at]] += tuple(entries[start:start + count])
             start += count
 
 
@@ -236,47 +229,7 @@ def add_known(known: dict, run) -> None:
     if hits:
         iterations, weights = run.iterations.tolist(), run.weights.tolist()
         for at in hits:
-            key = keys[at]
-            known[key] = history_add(known[key], iterations[at], weights[at])
-
-
-def with_entries(history, entries):
-    """``history`` (or ``None``: none) with the ``(iteration, weight)``
-    ``entries`` added (:func:`~engine.trace.history_add`: a dict history is
-    updated in place, ``known``'s own: a new history is never another's).
-
-    >>> h = with_entries(None, [(3, 1), (0, 2), (3, -1)]); history_items(h)
-    [(0, 2)]
-    >>> with_entries(h, [(0, -2)]) is None
-    True
-    """
-    for j, w in entries:
-        history = history_add(history, j, w)
-    return history
-
-
-def split(history, other, i: int) -> tuple:
-    """``(w1, w2, next)`` of Distinct Trace for two histories of a row (each
-    ``None`` or as :mod:`engine.trace` encodes them): their weights before
-    ``i`` and at ``i``, and the first iteration after ``i`` they list (or
-    ``None``).
-
-    >>> split({0: 1, 2: -1, 5: 1}, (1 << SHIFT) | 9, 2), split(None, (3 << SHIFT) | 1, 2)
-    ((1, -1, 5), (3, 0, None))
-    """
-    w1 = w2 = 0
-    nxt = None
-    for h in (history, other):
-        if h is None:
-            continue
-        for j, pw in (((h & MASK, h >> SHIFT),) if type(h) is int else h.items()):
-            if j < i:
-                w1 += pw
-            elif j == i:
-                w2 += pw
-            elif nxt is None or j < nxt:
-                nxt = j
-    return w1, w2, nxt
+            known[keys[at]] += ((iterations[at], weights[at]),)
 
 
 def compact(run) -> None:
@@ -485,9 +438,7 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
             sought = keys
         found = probe(trace.past, sought)
         for key in sought:
-            entries = found.get(key)
-            past[key] = (None if entries is None else encode(*entries[0]) if len(entries) == 1
-                         else with_entries(None, entries))
+            past[key] = tuple(found.get(key, ()))
     cur = probe(trace.cur, keys) if sums is None and trace.cur else None
     scheduled = trace.scheduled
     bget = batch.get
@@ -528,23 +479,25 @@ def small_step(trace: OverlaidTrace, packing, batch, i: int, due_parts, heap_pus
                     del recent[key]
                 else:
                     recent[key] = history
-        p = past[key]  # (the dict trace's loop from here)
+        entries = past[key]
         found = ohget(key)
-        if found is None:
-            if p is None:
-                delta = (w3 + w > 0) - (w3 > 0)
-                if delta:
-                    out[row] = delta
-                continue
-            if type(p) is int:  # one iteration in the past: the common case
-                j = p & MASK
-                w1 = p >> SHIFT if j < i else 0
-                w2 = p >> SHIFT if j == i else 0
-                nxt = j if j > i else None
-            else:
-                w1, w2, nxt = split(p, None, i)
-        else:
-            w1, w2, nxt = split(p, found, i)
+        if found is not None:
+            entries = ((found & MASK, found >> SHIFT), *entries) if type(found) is int \
+                else (*sorted(found.items()), *entries)
+        elif not entries:
+            delta = (w3 + w > 0) - (w3 > 0)
+            if delta:
+                out[row] = delta
+            continue
+        w1 = w2 = 0
+        nxt = None
+        for j, pw in entries:
+            if j < i:
+                w1 += pw
+            elif j == i:
+                w2 += pw
+            elif nxt is None or j < nxt:
+                nxt = j
         w13 = w1 + w3
         w12 = w1 + w2
         delta = ((w12 + w3 + w > 0) - (w13 > 0)) - ((w12 > 0) - (w1 > 0))
