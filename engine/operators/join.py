@@ -76,10 +76,6 @@ class TraceNode(Node):
         # typed arrays (engine.logtrace) in a long loop once this epoch brought it
         # this many rows (None: never, or its rows do not fit int64 columns).
         self.log_from = colbatch.LOG_FROM if nested and keyless(index) else None
-        # An epoch appended colbatch.COMMIT_ROWS rows or more: the trace is in
-        # runs from that commit on (while it holds that many entries), not
-        # moved back to dicts at commit as a small state is.
-        self.grown = False
         # A small dict trace read by a join on columns stays dicts (for the
         # small deltas); the join reads this copy of it in runs (columns_view),
         # made when first asked for, its past kept up to date at commit.
@@ -258,13 +254,13 @@ class TraceNode(Node):
         if self.columnar is not None or not self.wants_columns:
             return
         if grew >= colbatch.COMMIT_ROWS:  # a bulk epoch: the state stays in runs
-            self.grown = True
             if type(self.trace) is Trace and not self.no_columns and fits(self.index):
                 self.columns_ready()
-        elif type(self.trace) is ColumnarTrace:
-            size = self.trace.past_entries()
-            if size < colbatch.SMALL_STATE and not (self.grown and size >= colbatch.COMMIT_ROWS):
-                self.trace = self.trace.to_trace()  # small updates are cheaper on dicts
+        elif (type(self.trace) is ColumnarTrace
+              and self.trace.past_entries() < colbatch.SMALL_STATE):
+            # small updates are cheaper on dicts, a bulk load's trace too from
+            # the first small epoch on (colbatch.SMALL_STATE)
+            self.trace = self.trace.to_trace()
 
     def _to_log(self) -> None:
         """Move the (dict, key-less) trace into a :class:`~engine.logtrace.LogTrace`."""

@@ -1,17 +1,20 @@
-"""Join traces an epoch grew in bulk stay in runs, and small updates read them
-through overlays.
+"""Join traces an epoch grew in bulk stay in runs through that commit, and
+small updates read them through overlays.
 
 At the default thresholds a join trace that one epoch grew by
-``colbatch.COMMIT_ROWS`` rows or more is in runs after that commit (not moved
-back to dicts as a small state is), and the single-fact updates after it
-append to its overlays (``engine.columnar``) instead of making runs. Each
-program runs twice, with the defaults and on dicts only (every threshold out
-of reach), on the same transactions; the outputs must agree after each.
+``colbatch.COMMIT_ROWS`` rows or more is in runs after that commit; the
+single-fact updates after it append to its overlays (``engine.columnar``)
+instead of making runs, and the first one's commit moves it back to dicts if
+it holds fewer than ``colbatch.SMALL_STATE`` entries, as a small state is.
+Each program runs twice, with the defaults and on dicts only (every threshold
+out of reach), on the same transactions; the outputs must agree after each.
 """
 
 from __future__ import annotations
 
 import random
+
+import pytest
 
 import datalog
 from benchmarks.workloads import ANDERSEN_PROGRAM, andersen_input
@@ -49,37 +52,56 @@ def overlaid(node) -> bool:
 def run_both(text: str, facts: dict, changes: list, output: str) -> list:
     """The session at the defaults, after loading ``facts`` and applying each
     ``(op, relation, row)`` of ``changes``, checked against a dict-only twin
-    after each transaction; returns its trace nodes."""
+    after each transaction; returns its trace nodes the load left in runs
+    (node -> its entries then)."""
     session, twin = sessions(text, facts)
     assert session.query(output) == twin.query(output)
-    grown = [node for node in trace_nodes(session) if node.grown]
-    assert grown and all(type(node.trace) is ColumnarTrace for node in grown)
+    grown = {node: node.trace.past_entries() for node in trace_nodes(session)
+             if type(node.trace) is ColumnarTrace}
+    assert grown
     for op, relation, row in changes:
         for current, threshold in ((session, None), (twin, NEVER)):
             with columns_from(threshold):
                 getattr(current, op)(relation, row)
         assert session.query(output) == twin.query(output), (op, relation, row)
-    assert all(type(node.trace) is ColumnarTrace for node in grown)  # still in runs
     assert not any(type(node.trace) is ColumnarTrace for node in trace_nodes(twin))
     return grown
 
 
-def test_a_recursive_stratums_join_traces_stay_in_runs_after_the_load():
-    """Andersen's analysis over 100 functions of 50 variables: the traces of
-    ``assign`` and of the two rules' first joins grow by 5,000-9,000 rows in
-    the load; single facts retracted and inserted again, and new ones, give
-    what dicts give, through the overlays."""
-    facts = andersen_input(100, 50)
+def andersen_changes(facts: dict) -> list:
     rng = random.Random(5)
     changes = []
     for relation in ("assign", "load_from", "store_to", "addr_of", "assign"):
         row = rng.choice(facts[relation])
         changes += [("retract", relation, row), ("insert", relation, row)]
-    changes += [("insert", "assign", (0, 49)), ("insert", "addr_of", (7, 4999)),
-                ("retract", "assign", (0, 49))]
-    grown = run_both(ANDERSEN_PROGRAM, facts, changes, "points_to")
+    return changes + [("insert", "assign", (0, 49)), ("insert", "addr_of", (7, 4999)),
+                      ("retract", "assign", (0, 49))]
+
+
+def test_a_recursive_stratums_join_traces_stay_in_runs_after_the_load(monkeypatch):
+    """Andersen's analysis over 100 functions of 50 variables: the traces of
+    ``assign`` and of the two rules' first joins grow by 5,000-9,000 rows in
+    the load (kept in runs: SMALL_STATE under their sizes); single facts
+    retracted and inserted again, and new ones, give what dicts give,
+    through the overlays."""
+    monkeypatch.setattr(colbatch, "SMALL_STATE", colbatch.COMMIT_ROWS)
+    facts = andersen_input(100, 50)
+    grown = run_both(ANDERSEN_PROGRAM, facts, andersen_changes(facts), "points_to")
     assert len(grown) >= 3
+    assert all(type(node.trace) is ColumnarTrace for node in grown)  # still in runs
     assert any(overlaid(node) for node in grown)
+
+
+def test_a_bulk_loads_small_join_traces_go_back_to_dicts_after_an_update():
+    """The same at the defaults: the traces the load grew, under SMALL_STATE
+    entries, are dicts after the first update's commit (read faster by the
+    small joins of the updates); those above it stay in runs."""
+    facts = andersen_input(100, 50)
+    grown = run_both(ANDERSEN_PROGRAM, facts, andersen_changes(facts), "points_to")
+    small = [node for node, entries in grown.items() if entries < colbatch.SMALL_STATE]
+    assert len(small) >= 3
+    assert all(type(node.trace) is not ColumnarTrace for node in small)
+    assert all(type(node.trace) is ColumnarTrace for node in grown if node not in small)
 
 
 def test_a_root_joins_traces_stay_in_runs_after_the_load():
@@ -94,6 +116,9 @@ def test_a_root_joins_traces_stay_in_runs_after_the_load():
     for edge in rng.sample(edges, 4):
         changes += [("retract", "e", edge), ("insert", "e", edge)]
     changes += [("insert", "e", (5000, edges[0][0])), ("insert", "e", (edges[0][1], 5001))]
-    grown = run_both(text, {"e": edges}, changes, "two")
+    with pytest.MonkeyPatch.context() as patch:  # (SMALL_STATE under their sizes)
+        patch.setattr(colbatch, "SMALL_STATE", colbatch.COMMIT_ROWS)
+        grown = run_both(text, {"e": edges}, changes, "two")
     assert len(grown) == 2 and all(overlaid(node) for node in grown)
+    assert all(type(node.trace) is ColumnarTrace for node in grown)  # still in runs
     assert colbatch.COMMIT_ROWS <= 5000
