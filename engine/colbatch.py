@@ -106,19 +106,6 @@ SMALL_ROWS = 64
 #: fast without it (242-265 vs 245-257 ms CPU an update, within the noise),
 #: with four calls fewer an iteration.
 SORTED_PROBE_RUN = 1 << 16
-#: At the commit of a packed Distinct Trace, a run of the epoch more than
-#: this many times larger than the rows kept of small batches (``known``,
-#: engine.operators.packedsmall) is searched for them; a smaller one is read
-#: entry by entry. Per commit, reading costs ~100 ns an entry (~430 ns one
-#: of a kept row), searching ~110-240 ns a kept row (their keys made an
-#: array, sorted, two searches; random int64 rows, process time): run
-#: 250,000 / kept 15: read 19.4 ms, search 0.01 ms; 80,000 / 9,868: 9.2 vs
-#: 2.4 ms; 20,000 / 4,854: 2.2 vs 1.1 ms; 5,000 / 60,000: 2.2 vs 6.7 ms.
-#: negagg-1000-1500's batch commit read 250,000 entries for 15 kept rows (45
-#: of its 226 ms); its updates' commits meet runs of a few thousand entries
-#: and up to 65,536 kept rows, where searching every run cost ~6 ms a call
-#: (cProfile, loaded machine).
-SEARCH_KNOWN = 3
 #: An Aggregate of a built-in (engine.aggregates.Reduce) computes its changed
 #: groups on columns (engine.operators.aggcols) from a columnar batch this
 #: large, and from a batch of rows in a dict AGGREGATE_DICT_ROWS large (it is

@@ -4,7 +4,7 @@ Small batches on packed state (row by row, with the dict overlays and the
 probed rows' entries kept) must give what the vectorised step and the dict
 loop give: Distinct Trace at random product-order times, with the small-batch
 size, the overlay size and the kept rows varied so that the batches mix both
-paths, the overlays flush into runs and the kept entries are updated and
+paths, the overlays flush into runs and the kept entries are added to and
 dropped. The reads of packed state (count, columns, positive rows, one row's
 weight) must equal the naive distinct of the integrated input at every epoch,
 and leave the state packed.
@@ -176,52 +176,6 @@ def test_a_probe_of_few_keys_finds_what_the_vectorised_probe_finds(runs, keys):
     finally:
         packedsmall.PROBE_FEW = saved
     assert packedsmall.probe_few(spine, keys) == vectorised
-
-
-entry_lists = st.lists(st.tuples(st.integers(0, 30), st.integers(0, 4), weights), max_size=40)
-
-
-def spine_of(entries: list) -> list:
-    """A spine of runs (engine.columnar.push_run) of ``(packed row, iteration,
-    weight)`` entries, a run per ten."""
-    import numpy as np
-
-    from engine.columnar import push_run
-    from engine.operators.columns import key_run
-    spine: list = []
-    for start in range(0, len(entries), 10):
-        part = entries[start:start + 10]
-        push_run(spine, key_run(*(np.array(c, dtype="int64") for c in zip(*part))), 0)
-    return spine
-
-
-def totals(entries) -> dict:
-    """iteration -> summed weight, zeros dropped."""
-    out: dict = {}
-    for j, w in entries:
-        out[j] = out.get(j, 0) + w
-    return {j: w for j, w in out.items() if w}
-
-
-@pytest.mark.parametrize("search", [0, 1, 1 << 20], ids=["searched", "mixed", "read"])
-@settings(max_examples=150, deadline=None)
-@given(entry_lists, entry_lists, st.sets(st.integers(0, 30), max_size=12))
-@example(past=[(3, 0, 1)], now=[(k, 1, 1) for k in range(12)], rows={3, 5})
-@example(past=[(3, 0, 1)], now=[(3, 2, 1), (3, 3, -1), (4, 2, 1)], rows={2, 3})
-def test_commit_keeps_known_rows_entries(search, past, now, rows):
-    """The entries kept of the probed rows (``known``) equal, after a commit,
-    the rows' entries in the past runs, taken either way (SEARCH_KNOWN): the
-    epoch's runs read entry by entry, or searched for the kept rows."""
-    trace = packedsmall.OverlaidTrace()
-    trace.past = spine_of(past)
-    trace.known = {k: tuple((j, w) for r, j, w in past if r == k) for k in rows}
-    trace.cur = spine_of(now)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(colbatch, "SEARCH_KNOWN", search)
-        trace.commit()
-    for k in rows:
-        want = totals((j, w) for r, j, w in past + now if r == k)
-        assert totals(trace.known.get(k, ())) == want, k
 
 
 @settings(max_examples=100, deadline=None)
