@@ -359,7 +359,7 @@ class Run:
         """
         if len(self.keys) == 1:
             mine = (sought == self.keys[0]).nonzero()[0]
-            return mine, np.zeros(len(mine), dtype=np.intp)
+            return mine, np.zeros(len(mine), dtype=np.intp) if len(mine) else mine
         at = self.keys.searchsorted(sought, "left")
         mine = (self.keys.take(at, mode="clip") == sought).nonzero()[0]
         return mine, at[mine]
