@@ -359,10 +359,10 @@ class Run:
         """
         if len(self.keys) == 1:
             mine = (sought == self.keys[0]).nonzero()[0]
-            return mine, np.zeros(len(mine), dtype=np.intp)
+            return mine, np.zeros(len(mine), dtype=np.intp) if len(mine) else mine
         at = self.keys.searchsorted(sought, "left")
         mine = (self.keys.take(at, mode="clip") == sought).nonzero()[0]
-        return mine, at[mine]
+        return mine, at if len(mine) == len(at) else at[mine]  # (all found: as they are)
 
     def weight_sums(self, sought: np.ndarray, after: np.ndarray | None = None) -> np.ndarray:
         """The total weight of each of the ``sought`` keys in this run, every

@@ -507,7 +507,7 @@ class JoinNode(Node):
         trace is in runs or is a small dict with a view in runs
         (:meth:`TraceNode.columns_view`): the row loop would make the
         delta's rows and the next Distinct its columns again."""
-        size = max(len(x) for x in (a, b) if type(x) is ColBatch)
+        size = max(len(a) if type(a) is ColBatch else 0, len(b) if type(b) is ColBatch else 0)
         if size < colbatch.VIEW_ROWS:
             return None
         left, right = self.reads[0].columns_view(size), self.reads[1].columns_view(size)

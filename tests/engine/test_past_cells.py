@@ -73,9 +73,16 @@ def test_cells_give_what_the_runs_give(history, columnar):
 @given(epochs)
 def test_rows_at_one_iteration_are_read_through_the_cells(chosen):
     history = at_one_iteration(chosen)
-    before = colbatch.COUNTS["past_cells"]
+    before = cells_read()
     with limits(), boxed(), every_run_summed():
         assert (run(history, True, False, False, cells=True, visit=check)
                 == run(history, True, False, False))
     if any(chosen[e] and any(chosen[:e]) for e in range(EPOCHS)):  # (a past read: the cells)
-        assert colbatch.COUNTS["past_cells"] > before
+        assert cells_read() > before
+
+
+def cells_read() -> int:
+    """The past's probes through the cells: matches found
+    (:meth:`~engine.operators.densesums.PastCells.gather`) or read densely
+    through a table's cells (:meth:`~engine.operators.densesums.PastCells.at_cells`)."""
+    return colbatch.COUNTS["past_cells"] + colbatch.COUNTS["past_cells_dense"]
