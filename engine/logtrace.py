@@ -63,6 +63,7 @@ from engine.columnar import (
 )
 from engine.trace import Trace
 from engine.tracearrays import histories_of
+from engine.zset import ZSet
 
 np = lazy.module("numpy", globals())
 
@@ -134,6 +135,37 @@ class RowLog:
             for part in parts:
                 del part[start:]
             raise Unfit() from None
+
+    def extend(self, batches: list, start: int, limit: int) -> int:
+        """:meth:`append` the batches of ``(batch, fresh)`` pairs from
+        ``start`` on, while each is a dict of fewer than ``limit`` rows that
+        fits the log; the index of the first one not taken (its rows not
+        added: ``append`` says why, to its caller)."""
+        if not self.parts or self.arity != 1:  # (the first, or rows of two columns on)
+            for k in range(start, len(batches)):
+                batch = batches[k][0]
+                if len(batch) >= limit or type(batch) not in (dict, ZSet):
+                    return k
+                try:
+                    self.append(batch)
+                except Unfit:
+                    return k
+            return len(batches)
+        column, weights = self.parts
+        k = start
+        try:
+            for k in range(start, len(batches)):
+                batch = batches[k][0]
+                if len(batch) >= limit or type(batch) not in (dict, ZSet):
+                    return k
+                size = len(weights)
+                for (value,), weight in batch.items():
+                    column.append(value)
+                    weights.append(weight)
+        except (TypeError, ValueError, OverflowError):
+            del column[size:], weights[size:]
+            return k
+        return len(batches)
 
     def batch(self):
         """The log's rows summed (zeros dropped), as a
@@ -223,6 +255,47 @@ class LogTrace(ColumnarTrace):
             raise Unfit() from None
         if len(weights) >= LOG_ROWS:
             self._seal()
+
+    def extend(self, batches: list, start: int) -> int:
+        """:meth:`append_rows` the ``(batch, iteration)`` pairs of ``batches``
+        from ``start`` on, while each is rows (not columns) that fit; the
+        index of the first one not taken (nothing of it added: its
+        ``append_rows`` raises :class:`~engine.columnar.Unfit`)."""
+        k, size = start, len(batches)
+        while k < size:
+            log = self.log
+            if log is None or self.arity != 1:  # (the first, or rows of two columns on)
+                batch, iteration = batches[k]
+                if type(batch) not in (dict, ZSet):
+                    return k
+                try:
+                    self.append_rows(batch, iteration)
+                except Unfit:
+                    return k
+                k += 1
+                continue
+            column, iterations, weights = log
+            room = LOG_ROWS - len(weights)  # (then the log becomes a run)
+            end = min(size, k + room)
+            mark = len(weights)
+            try:
+                for k in range(k, end):  # noqa: B020 (k: the batch being added)
+                    batch, iteration = batches[k]
+                    if type(batch) not in (dict, ZSet):
+                        return k
+                    mark = len(weights)
+                    for (value,), weight in batch.items():
+                        column.append(value)
+                        iterations.append(iteration)
+                        weights.append(weight)
+            except (TypeError, ValueError, OverflowError):
+                for part in log:
+                    del part[mark:]
+                return k
+            k = end
+            if len(weights) >= LOG_ROWS:
+                self._seal()
+        return size
 
     def append_columns(self, batch, iteration: int = 0) -> None:
         self._seal()  # the log's entries first: appends stay in order of time

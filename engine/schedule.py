@@ -30,7 +30,7 @@ A failing ``evaluate`` is found from the line of the traceback
 from __future__ import annotations
 
 from engine.codegen import build_function
-from engine.node import Feedback
+from engine.node import Feedback, Node
 from engine.zset import EMPTY
 
 
@@ -44,94 +44,206 @@ def quiet_inputs(node) -> tuple | None:
 
 
 class Iteration:
-    """The generated ``iteration(i)`` of a child circuit, and which node each
-    line evaluates (for :func:`failed_node`).
+    """The generated ``iteration(i)`` of a child circuit, its ``loop`` (or
+    ``None``), and which node each line evaluates (for :func:`failed_node`).
 
     ``evaluated`` and ``stoppers`` are the circuit's lists (nodes or a
     profiler's proxies), ``feedbacks`` the pairs ``(Feedback, source)`` the
     loop moves itself, ``exports`` the pairs ``(Export, inner node)``,
     ``check`` the memory budget's check (``None``: no budget).
+
+    ``loop(i, limit)`` runs the iterations ``i + 1, i + 2, ...`` in one
+    call while a Feedback carries data (the loop of
+    :meth:`~engine.circuit.ChildCircuit.run_epoch` then asks no node
+    anything), up to ``limit`` (``None``: none); it returns the last iteration
+    run and whether a Feedback still carries data (it stopped at ``limit``).
+    Inside, the trace appends of the Trace nodes no fast path reads
+    (:func:`deferred_traces`) and the Exports' additions wait in lists and
+    are made in bulk (:meth:`~engine.operators.join.TraceNode.append_all`,
+    :meth:`~engine.node.Export.add_all`) every :data:`LOOP_CHUNK`
+    iterations, at the end of the loop, and before any ``evaluate`` that is
+    not a node's fast path (which could read them). Made only without a
+    memory budget and without a profiler's proxies.
     """
 
     def __init__(self, evaluated, stoppers, feedbacks, exports, imports, check=None):
-        env: dict = {"EMPTY": EMPTY}
-        names: dict[int, str] = {}
-
-        def name(node) -> str:
-            found = names.get(id(node))
-            if found is None:
-                found = names[id(node)] = f"n{len(names)}"
-                env[found] = node
-            return found
-
-        empty = {id(node) for node in imports}  # empty in every later iteration
-        moved = {id(node) for node, _ in feedbacks}
-        self.feedbacks, self.moved = feedbacks, moved
+        self.env: dict = {"EMPTY": EMPTY}
+        self.names: dict[int, str] = {}
+        self.empty = {id(node) for node in imports}  # empty in every later iteration
+        self.moved = {id(node) for node, _ in feedbacks}
+        self.feedbacks = feedbacks
         lines = ["def iteration(i):"]
-        lines += [f"    {name(node)}.out = {name(node)}.held" for node, _ in feedbacks]
-        self.lines: dict[int, object] = {}  # line number -> the node it evaluates
+        record: dict = {}
+        lines += self._body(evaluated, stoppers, exports, check, "    ", (), (), record)
+        self.lines = {index + 2: node for index, node in record.items()}  # (line 1: the def)
+        lines.append("    return " + self._data())
+        self.source = "\n".join(lines)
+        if check is not None:
+            self.env["check"] = check
+        self.run = build_function("iteration", lines, self.env)
+        self.loop = None
+        self.loop_lines: dict[int, object] = {}
+        if (check is None and feedbacks
+                and all(isinstance(node, Node) for node in (*evaluated, *stoppers))):
+            self.loop = self._loop(evaluated, stoppers, exports)
+
+    def name(self, node) -> str:
+        found = self.names.get(id(node))
+        if found is None:
+            found = self.names[id(node)] = f"n{len(self.names)}"
+            self.env[found] = node
+        return found
+
+    def _data(self) -> str:
+        """Whether a Feedback carries data to the next iteration."""
+        return " or ".join(f"{self.name(node)}.held" for node, _ in self.feedbacks) or "False"
+
+    def _body(self, evaluated, stoppers, exports, check, ind: str, traces, sums,
+              record: dict) -> list[str]:
+        """One iteration's lines; ``traces``, ``sums``: the Trace nodes and
+        Exports whose work goes to the lists ``t<k>``, ``x<k>`` (else they
+        are called). A node with a fast path (``loop_lines``) takes it when it
+        can; with any lists, every other ``evaluate`` comes after a
+        ``flush()``. ``record``: index of a line in the body -> the node it
+        evaluates."""
+        name, env, empty, moved = self.name, self.env, self.empty, self.moved
+        lines = [f"{ind}{name(node)}.out = {name(node)}.held" for node, _ in self.feedbacks]
+        deferring = bool(traces or sums)
+
+        def call(k: int, node, at: str) -> list[str]:
+            out = [f"{at}flush()"] if deferring else []
+            out.append(f"{at}e{k}(i)")
+            out += [f"{at}check()"] if check is not None else []
+            return out
+
+        def add(block: list[str], node) -> None:
+            for text in block:
+                if text.strip() != "flush()":  # (the appends' errors are not the node's)
+                    record[len(lines)] = node
+                lines.append(text)
+
         for k, node in enumerate(evaluated):
             if id(node) in empty or id(node) in moved:
                 continue
             env[f"e{k}"] = node.evaluate
-            call = [f"e{k}(i)"] + (["check()"] if check is not None else [])
+            fast = getattr(node, "loop_lines", None)
+            if fast is not None:
+                found = fast(name, env, self.empty, ind, call(k, node, ind + "    "))
+                if found is not None:
+                    add(found, node)
+                    continue
             inputs = quiet_inputs(node)
             if inputs is None:
-                for text in call:
-                    self.lines[len(lines) + 1] = node
-                    lines.append(f"    {text}")
+                add(call(k, node, ind), node)
                 continue
             live = [source for source in inputs if id(source) not in empty]
             if not live:
-                lines.append(f"    {name(node)}.out = EMPTY")
+                lines.append(f"{ind}{name(node)}.out = EMPTY")
                 continue
             if len(live) == 1 and getattr(node, "sum_of_inputs", False):
                 # a plus whose other inputs are Imports: its one live input
-                lines.append(f"    {name(node)}.out = {name(live[0])}.out or EMPTY")
+                lines.append(f"{ind}{name(node)}.out = {name(live[0])}.out or EMPTY")
                 continue
-            lines.append("    if " + " or ".join(f"{name(s)}.out" for s in live) + ":")
-            for text in call:
-                self.lines[len(lines) + 1] = node
-                lines.append(f"        {text}")
-            lines += ["    else:", f"        {name(node)}.out = EMPTY"]
-        lines += [f"    {name(node)}.held = {name(source)}.out or EMPTY"
-                  for node, source in feedbacks]
+            add([f"{ind}if " + " or ".join(f"{name(s)}.out" for s in live) + ":",
+                 *call(k, node, ind + "    "),
+                 f"{ind}else:", f"{ind}    {name(node)}.out = EMPTY"], node)
+        lines += [f"{ind}{name(node)}.held = {name(source)}.out or EMPTY"
+                  for node, source in self.feedbacks]
         for k, node in enumerate(stoppers):
             if id(node) in moved:
                 continue
-            env[f"s{k}"] = node.clock_stop
             inputs = quiet_inputs(node)
-            if inputs is None:
-                lines.append(f"    s{k}(1, i)")
+            live = None if inputs is None else [s for s in inputs if id(s) not in empty]
+            if live == []:
                 continue
-            live = [source for source in inputs if id(source) not in empty]
-            if live:
-                lines.append("    if " + " or ".join(f"{name(s)}.out" for s in live)
+            if node in traces:
+                source = name(node.inputs[0])
+                lines.append(f"{ind}if {source}.out: "
+                             f"t{traces.index(node)}.append(({source}.out, i))")
+                continue
+            env[f"s{k}"] = node.clock_stop
+            if live is None:
+                lines.append(f"{ind}s{k}(1, i)")
+            else:
+                lines.append(f"{ind}if " + " or ".join(f"{name(s)}.out" for s in live)
                              + f": s{k}(1, i)")
         for k, (export, inner) in enumerate(exports):
+            if export in sums:
+                fresh = f"{name(inner)}.fresh" if hasattr(inner, "fresh") else "False"
+                lines.append(f"{ind}if {name(inner)}.out and not {name(export)}.summed: "
+                             f"x{sums.index(export)}.append(({name(inner)}.out, {fresh}))")
+                continue
             env[f"x{k}"] = export.accumulate
-            lines.append(f"    if {name(inner)}.out: x{k}()")
-        if feedbacks:
-            lines.append("    return " + " or ".join(f"{name(node)}.held"
-                                                    for node, _ in feedbacks))
-        else:
-            lines.append("    return False")
-        if check is not None:
-            env["check"] = check
-        self.source = "\n".join(lines)
-        self.run = build_function("iteration", lines, env)
+            lines.append(f"{ind}if {name(inner)}.out: x{k}()")
+        return lines
+
+    def _loop(self, evaluated, stoppers, exports):
+        """The generated ``loop`` (class docstring)."""
+        traces = deferred_traces(evaluated, stoppers, self.empty)
+        sums = [export for export, _ in exports]
+        lines = ["def loop(i, limit):",
+                 "    stop = -1 if limit is None else limit"]
+        lines += [f"    t{k} = []" for k in range(len(traces))]
+        lines += [f"    x{k} = []" for k in range(len(sums))]
+        lines += ["    def flush():"]
+        for k, node in enumerate(traces):
+            lines += [f"        if t{k}:", f"            {self.name(node)}.append_all(t{k})",
+                      f"            t{k}.clear()"]
+        for k, export in enumerate(sums):
+            lines += [f"        if x{k}:", f"            {self.name(export)}.add_all(x{k})",
+                      f"            x{k}.clear()"]
+        lines += ["        return", "    while True:", "        i += 1",
+                  "        if i == stop:", "            flush()",
+                  "            return i - 1, True"]
+        record: dict = {}
+        body = self._body(evaluated, stoppers, exports, None, "        ", traces, sums, record)
+        self.loop_lines = {index + len(lines) + 1: node for index, node in record.items()}
+        lines += body
+        lines += [f"        if not ({self._data()}):", "            flush()",
+                  "            return i, False",
+                  f"        if not i % {LOOP_CHUNK}:", "            flush()"]
+        self.loop_source = "\n".join(lines)
+        return build_function("loop", lines, self.env)
 
     def failed_node(self, error: BaseException):
-        """The node whose ``evaluate`` raised ``error`` in ``run``, or ``None``
-        (it came from a ``clock_stop`` or an Export, which the circuit does not
-        wrap)."""
-        code = self.run.__code__
+        """The node whose ``evaluate`` raised ``error`` in ``run`` or ``loop``,
+        or ``None`` (it came from a ``clock_stop`` or an Export, which the
+        circuit does not wrap)."""
+        codes = {self.run.__code__: self.lines}
+        if self.loop is not None:
+            codes[self.loop.__code__] = self.loop_lines
         tb = error.__traceback__
         while tb is not None:
-            if tb.tb_frame.f_code is code:
-                return self.lines.get(tb.tb_lineno)
+            found = codes.get(tb.tb_frame.f_code)
+            if found is not None:
+                return found.get(tb.tb_lineno)
             tb = tb.tb_next
         return None
+
+
+#: A loop run in one call (Iteration.loop) makes the trace appends and Export
+#: additions that waited at least this often (their batches, a dict each, held
+#: in lists meanwhile).
+LOOP_CHUNK = 4096
+
+
+def deferred_traces(evaluated, stoppers, empty: set) -> list:
+    """The Trace nodes among ``stoppers`` whose appends may wait in a list
+    while a loop runs (:class:`Iteration`): each reader is a join in a
+    child that reads it as its left trace only, and whose right input is
+    an Import (empty after iteration 0), so the join's fast path, taken
+    when its right delta is empty, never reads it."""
+    from engine.operators.join import NestedJoinNode, TraceNode
+
+    readers: dict[int, list] = {}
+    for node in evaluated:
+        for other in node.reads:
+            readers.setdefault(id(other), []).append(node)
+    return [node for node in stoppers if type(node) is TraceNode and node.trace.nested
+            and "clock_stop" not in vars(node)  # (not replaced, e.g. by a test)
+            and all(type(r) is NestedJoinNode and r.reads[0] is node
+                    and r.reads[1] is not node and id(r.inputs[1]) in empty
+                    for r in readers.get(id(node), ()))]
 
 
 def moved_feedbacks(stoppers) -> list:

@@ -462,23 +462,7 @@ class DistinctTraceNode(Node):
         heap = self.heap
         if (self.packed is None and len(batch) < colbatch.LOOP_ROWS
                 and not (heap and heap[0] == i)):
-            # a few rows (never packed for) and none scheduled now: a loop of
-            # one row per iteration comes here
-            trace = self.trace
-            if not batch:
-                self.out = EMPTY
-            elif (i > MAX_PACKED or trace.past
-                  or (self.sealed and (trace.sealed_past or not trace.fits(batch)))):
-                self.evaluate_rows(i, batch, batch)
-            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop;
-                # a sealed trace's rows that pack, as evaluate_rows checks)
-                out, self.fresh = self.functions["no_past"](batch, trace.epoch_cursor(), i)
-                self.out = out or EMPTY
-            if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
-                    and colbatch.SEAL_ROWS <= len(self.trace.cur)
-                    <= colbatch.THIN_ROWS * (i - self.sealed_at + 1)):
-                self._seal()  # a long thin loop: its rows into runs
-                self.sealed_at = i
+            self.few_rows(i, batch)
             return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
@@ -506,6 +490,42 @@ class DistinctTraceNode(Node):
             self.out = EMPTY
             return
         self.evaluate_rows(i, rows, batch)
+
+    def few_rows(self, i: int, batch) -> None:
+        """``evaluate`` for a batch of fewer than
+        :data:`~engine.colbatch.LOOP_ROWS` rows with no packed state and no
+        rows due at ``i``: a loop of one row per iteration comes here."""
+        trace = self.trace
+        if not batch:
+            self.out = EMPTY
+        elif (i > MAX_PACKED or trace.past
+              or (self.sealed and (trace.sealed_past or not trace.fits(batch)))):
+            self.evaluate_rows(i, batch, batch)
+        else:  # no earlier epoch: the formula without w1, w2 (a first load's loop;
+            # a sealed trace's rows that pack, as evaluate_rows checks)
+            out, self.fresh = self.functions["no_past"](batch, trace.epoch_cursor(), i)
+            self.out = out or EMPTY
+        if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
+                and colbatch.SEAL_ROWS <= len(self.trace.cur)
+                <= colbatch.THIN_ROWS * (i - self.sealed_at + 1)):
+            self._seal()  # a long thin loop: its rows into runs
+            self.sealed_at = i
+
+    def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str]):
+        """The lines of a generated iteration (:mod:`engine.schedule`) that
+        call :meth:`few_rows` when ``evaluate`` would, else ``fallback``
+        (which may move the state to packed runs: an Export summing this
+        epoch off the trace is told, so its additions must have been made)."""
+        if type(self) is not DistinctTraceNode:
+            return None
+        env["colbatch"] = colbatch
+        node = name(self)
+        return [f"{ind}_b = {name(self.inputs[0])}.out",
+                f"{ind}_hp = {node}.heap",
+                f"{ind}if {node}.packed is None and len(_b) < colbatch.LOOP_ROWS "
+                f"and not (_hp and _hp[0] == i):",
+                f"{ind}    {node}.few_rows(i, _b)",
+                f"{ind}else:", *fallback]
 
     def evaluate_rows(self, i: int, rows, batch) -> None:
         """The formula for ``rows`` (the batch and the rows due at ``i``) on

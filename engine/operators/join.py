@@ -220,31 +220,56 @@ class TraceNode(Node):
             self.trace = self.trace.to_trace()
             self.trace.append_rows(batch, iteration)
 
+    def append_all(self, batches: list) -> None:
+        """:meth:`append_at` each ``(batch, iteration)`` of ``batches``, in
+        order: the iterations of a loop run in one call (:mod:`engine.schedule`),
+        whose appends waited in a list; into a log trace, a run of them in one
+        call (:meth:`~engine.logtrace.LogTrace.extend`)."""
+        k, size = 0, len(batches)
+        while k < size:
+            if type(self.trace) is LogTrace:
+                taken = self.trace.extend(batches, k)
+                if taken > k:
+                    self.appended += sum(len(batches[j][0]) for j in range(k, taken))
+                    self.late = self.late or batches[taken - 1][1] > 0
+                k = taken
+                if k == size:
+                    return
+            self.append_at(*batches[k])
+            k += 1
+
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 1:
-            batch = self.inputs[0].out
-            trace = self.trace
-            if time and batch:
-                self.late = True  # (a loop's own stream: no view this epoch)
-            if type(trace) is LogTrace and type(batch) is not ColBatch:  # a long thin loop
-                self.appended += len(batch)
-                try:
-                    trace.append_rows(batch, time)
-                except Unfit:  # rows the columns cannot hold: back to dicts, for good
-                    self.log_from = None
-                    self.trace = trace.to_trace()
-                    self.trace.append_rows(batch, time)
-                return
-            if (type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch
-                    and not self.bulk_to_runs(batch, time)):
-                self.appended += len(batch)  # rows into dicts (_append's common case)
-                trace.append_rows(batch, time)
-                if (self.log_from is not None and time >= colbatch.LONG_LOOP
-                        and self.appended - self.committed >= self.log_from):
-                    self._to_log()
-            else:
-                self._append(batch, time)
+            self.append_at(self.inputs[0].out, time)
             return
+        self.fold_epoch()
+
+    def append_at(self, batch, time: int) -> None:
+        """The end of iteration ``time``: the trace appends its input's batch."""
+        trace = self.trace
+        if time and batch:
+            self.late = True  # (a loop's own stream: no view this epoch)
+        if type(trace) is LogTrace and type(batch) is not ColBatch:  # a long thin loop
+            self.appended += len(batch)
+            try:
+                trace.append_rows(batch, time)
+            except Unfit:  # rows the columns cannot hold: back to dicts, for good
+                self.log_from = None
+                self.trace = trace.to_trace()
+                self.trace.append_rows(batch, time)
+            return
+        if (type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch
+                and not self.bulk_to_runs(batch, time)):
+            self.appended += len(batch)  # rows into dicts (_append's common case)
+            trace.append_rows(batch, time)
+            if (self.log_from is not None and time >= colbatch.LONG_LOOP
+                    and self.appended - self.committed >= self.log_from):
+                self._to_log()
+        else:
+            self._append(batch, time)
+
+    def fold_epoch(self) -> None:
+        """The epoch succeeded: the trace folds it into its past."""
         if not self.trace.nested:
             self._append(self.inputs[0].out, 0)
         if self.view is not None:
@@ -749,6 +774,30 @@ class NestedJoinNode(JoinNode):
         out = {}
         self.join_rows(out, a, b, i)
         self.out = out or EMPTY
+
+    def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str]):
+        """The lines of a generated iteration (:mod:`engine.schedule`) that
+        take ``evaluate``'s first path themselves, calling ``thin``'s loop
+        (no right delta, nothing due, a few left rows; the traces it was
+        made for), else ``fallback``. The right trace is read, the left one
+        not (its appends may wait: ``engine.schedule.deferred_traces``)."""
+        if type(self) is not NestedJoinNode:
+            return None
+        env["colbatch"] = colbatch
+        node, left, right = name(self), name(self.inputs[0]), name(self.inputs[1])
+        guard = [] if id(self.inputs[1]) in empty else [f"not {right}.out"]
+        guard += [f"not {node}.heap", "len(_a) < colbatch.JOIN_ON_RUNS", "_th is not None",
+                  f"_th[0] is {name(self.reads[0])}.trace",
+                  f"_th[1] is {name(self.reads[1])}.trace"]
+        return [f"{ind}_a = {left}.out", f"{ind}_th = {node}.thin",
+                f"{ind}if {' and '.join(guard)}:",
+                f"{ind}    if _a:",
+                f"{ind}        _o = {{}}",
+                f"{ind}        _th[2](_o, _a, _th[1], i, {node}.bucket)",
+                f"{ind}        {node}.out = _o or EMPTY",
+                f"{ind}    else:",
+                f"{ind}        {node}.out = EMPTY",
+                f"{ind}else:", *fallback]
 
     def _thin(self) -> tuple | None:
         """``thin`` for the traces read now (``None``: the join is spilled)."""
