@@ -25,6 +25,14 @@ hold work for a later iteration are always evaluated; the circuit asks them
 for it (``pending()``) between iterations, only when no Feedback carries data.
 A failing ``evaluate`` is found from the line of the traceback
 (:func:`failed_node`), so the straight line pays nothing for naming it.
+
+While a Feedback carries data the circuit asks nothing between iterations,
+so ``Iteration.loop`` runs them all in one call: the body above in a
+``while``, the join's and the Distinct Trace's few-row paths written inline
+(their ``loop_lines``: ``evaluate`` only when those do not apply), the loop's
+own trace appends and the Exports' additions kept in lists and made in bulk.
+A counter to 1,000,000 went from ~41 Python calls an iteration to ~32
+(cProfile of counter-100000's batch: 4.09 -> 3.23 M calls).
 """
 
 from __future__ import annotations

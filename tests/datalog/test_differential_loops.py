@@ -65,7 +65,7 @@ def test_a_counter_takes_the_short_paths(monkeypatch):
     counting(NestedJoinNode, "evaluate", "join")
     counting(NestedJoinNode, "evaluate_general", "join general")
     counting(DistinctTraceNode, "evaluate", "distinct")
-    counting(DistinctTraceNode, "evaluate_rows", "distinct rows")
+    counting(DistinctTraceNode, "few_rows", "distinct rows")
     program = datalog.Program("""
         .decl bound(n: number)
         .decl c(n: number)
