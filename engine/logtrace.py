@@ -78,6 +78,35 @@ def keyless(index) -> bool:
     return index is not None and index[0] == "cols" and not len(index[1])
 
 
+def rows_run(batches: list, start: int, limit: int | None = None) -> int:
+    """The end of the run of ``(batch, ...)`` pairs from ``start`` whose
+    batches are rows in a dict (of fewer than ``limit`` rows)."""
+    end, size = start, len(batches)
+    while end < size:
+        batch = batches[end][0]
+        if type(batch) not in (dict, ZSet) or (limit is not None and len(batch) >= limit):
+            break
+        end += 1
+    return end
+
+
+def one_column(pairs: list, column: array, weights: array, iterations: array | None = None) -> bool:
+    """Add the rows of one column of the ``(batch, iteration)`` pairs'
+    batches (Z-sets) to the log's arrays, by comprehensions (no call a
+    row); ``False``, nothing added, when a row is not one ``int64``."""
+    mark = len(weights)
+    try:
+        column.extend([value for batch, _ in pairs for (value,) in batch])
+        weights.extend([weight for batch, _ in pairs for weight in batch.values()])
+        if iterations is not None:
+            iterations.extend([iteration for batch, iteration in pairs for _ in batch])
+    except (TypeError, ValueError, OverflowError):
+        for part in (column, weights) + ((iterations,) if iterations is not None else ()):
+            del part[mark:]
+        return False
+    return True
+
+
 class RowLog:
     """A Z-set in the making: rows and weights appended to ``array('q')``
     columns, summed only when it is read (:meth:`batch`): an Export's epoch
@@ -141,31 +170,17 @@ class RowLog:
         ``start`` on, while each is a dict of fewer than ``limit`` rows that
         fits the log; the index of the first one not taken (its rows not
         added: ``append`` says why, to its caller)."""
-        if not self.parts or self.arity != 1:  # (the first, or rows of two columns on)
-            for k in range(start, len(batches)):
-                batch = batches[k][0]
-                if len(batch) >= limit or type(batch) not in (dict, ZSet):
-                    return k
-                try:
-                    self.append(batch)
-                except Unfit:
-                    return k
-            return len(batches)
-        column, weights = self.parts
-        k = start
-        try:
-            for k in range(start, len(batches)):
-                batch = batches[k][0]
-                if len(batch) >= limit or type(batch) not in (dict, ZSet):
-                    return k
-                size = len(weights)
-                for (value,), weight in batch.items():
-                    column.append(value)
-                    weights.append(weight)
-        except (TypeError, ValueError, OverflowError):
-            del column[size:], weights[size:]
-            return k
-        return len(batches)
+        end = rows_run(batches, start, limit)
+        if end > start and self.parts and self.arity == 1:
+            column, weights = self.parts
+            if one_column(batches[start:end], column, weights):
+                return end
+        for k in range(start, end):  # (the first, two columns or more, or a row that
+            try:                     # does not fit)
+                self.append(batches[k][0])
+            except Unfit:
+                return k
+        return end
 
     def batch(self):
         """The log's rows summed (zeros dropped), as a
@@ -261,41 +276,19 @@ class LogTrace(ColumnarTrace):
         from ``start`` on, while each is rows (not columns) that fit; the
         index of the first one not taken (nothing of it added: its
         ``append_rows`` raises :class:`~engine.columnar.Unfit`)."""
-        k, size = start, len(batches)
-        while k < size:
-            log = self.log
-            if log is None or self.arity != 1:  # (the first, or rows of two columns on)
-                batch, iteration = batches[k]
-                if type(batch) not in (dict, ZSet):
-                    return k
-                try:
-                    self.append_rows(batch, iteration)
-                except Unfit:
-                    return k
-                k += 1
-                continue
-            column, iterations, weights = log
-            room = LOG_ROWS - len(weights)  # (then the log becomes a run)
-            end = min(size, k + room)
-            mark = len(weights)
-            try:
-                for k in range(k, end):  # noqa: B020 (k: the batch being added)
-                    batch, iteration = batches[k]
-                    if type(batch) not in (dict, ZSet):
-                        return k
-                    mark = len(weights)
-                    for (value,), weight in batch.items():
-                        column.append(value)
-                        iterations.append(iteration)
-                        weights.append(weight)
-            except (TypeError, ValueError, OverflowError):
-                for part in log:
-                    del part[mark:]
+        end = rows_run(batches, start)
+        if end > start and self.log is not None and self.arity == 1:
+            column, iterations, weights = self.log
+            if one_column(batches[start:end], column, weights, iterations):
+                if len(weights) >= LOG_ROWS:
+                    self._seal()
+                return end
+        for k in range(start, end):  # (the first, two columns or more, or a row that
+            try:                     # does not fit)
+                self.append_rows(*batches[k])
+            except Unfit:
                 return k
-            k = end
-            if len(weights) >= LOG_ROWS:
-                self._seal()
-        return size
+        return end
 
     def append_columns(self, batch, iteration: int = 0) -> None:
         self._seal()  # the log's entries first: appends stay in order of time

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import colbatch, schedule
-from engine.logtrace import LogTrace
+from engine.logtrace import LogTrace, RowLog
 from engine.node import Export
 from engine.operators.join import TraceNode
 from tests.engine.circuits import closure, transitive_closure
@@ -120,3 +120,22 @@ def test_a_long_loop_appends_in_bulk_to_the_logs(monkeypatch):
     out = circuit.step({"bound": {(bound,): -1, (7,): 1}})
     assert dict(out["c"].items()) == {(n,): -1 for n in range(8, bound + 1)}
     assert circuit.collection("c") == {(n,): 1 for n in range(8)}
+
+
+def test_the_logs_take_a_run_of_batches_up_to_one_that_does_not_fit():
+    trace = LogTrace(nested=True, index=("cols", ()))
+    trace.append_rows({(0,): 1}, 0)
+    batches = [({(1,): 1}, 1), ({(2,): 1, (9,): -1}, 2), ({("x",): 1}, 3), ({(4,): 1}, 4)]
+    assert trace.extend(batches, 0) == 2  # (the third's row is no int64: not added)
+    assert trace.extend(batches, 3) == 4
+    assert sorted(trace.to_trace().cur[()].items()) == [
+        ((0,), 1 << 20), ((1,), 1 << 20 | 1), ((2,), 1 << 20 | 2), ((4,), 1 << 20 | 4),
+        ((9,), -1 << 20 | 2)]
+    log = RowLog()
+    log.append({(0,): 1})
+    pairs = [({(1,): 2}, False), ({(2,): 1}, True), ({(1 << 63,): 1}, False),
+             ({(3,): 1}, False)]
+    assert log.extend(pairs, 0, 16) == 2 and len(log) == 3
+    assert log.extend(pairs, 3, 16) == 4
+    assert log.extend([({(k,): 1 for k in range(20)}, False)], 0, 16) == 0  # (too large)
+    assert dict(log.batch()) == {(0,): 1, (1,): 2, (2,): 1, (3,): 1}
