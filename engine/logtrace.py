@@ -78,13 +78,20 @@ def keyless(index) -> bool:
     return index is not None and index[0] == "cols" and not len(index[1])
 
 
+ROW_TYPES = {dict, ZSet}  # batches of rows (not columns: engine.colbatch.ColBatch)
+
+
 def rows_run(batches: list, start: int, limit: int | None = None) -> int:
     """The end of the run of ``(batch, ...)`` pairs from ``start`` whose
     batches are rows in a dict (of fewer than ``limit`` rows)."""
+    chunk = [batch for batch, _ in batches[start:]]
+    if set(map(type, chunk)) <= ROW_TYPES and (
+            limit is None or not chunk or max(map(len, chunk)) < limit):
+        return len(batches)  # (the common case, asked in C)
     end, size = start, len(batches)
     while end < size:
         batch = batches[end][0]
-        if type(batch) not in (dict, ZSet) or (limit is not None and len(batch) >= limit):
+        if type(batch) not in ROW_TYPES or (limit is not None and len(batch) >= limit):
             break
         end += 1
     return end

@@ -230,7 +230,7 @@ class TraceNode(Node):
             if type(self.trace) is LogTrace:
                 taken = self.trace.extend(batches, k)
                 if taken > k:
-                    self.appended += sum(len(batches[j][0]) for j in range(k, taken))
+                    self.appended += sum(map(len, [batch for batch, _ in batches[k:taken]]))
                     self.late = self.late or batches[taken - 1][1] > 0
                 k = taken
                 if k == size:
