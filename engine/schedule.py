@@ -80,10 +80,12 @@ class Iteration:
         self.empty = {id(node) for node in imports}  # empty in every later iteration
         self.moved = {id(node) for node, _ in feedbacks}
         self.feedbacks = feedbacks
-        lines = ["def iteration(i):"]
         record: dict = {}
-        lines += self._body(evaluated, stoppers, exports, check, "    ", (), (), record)
-        self.lines = {index + 2: node for index, node in record.items()}  # (line 1: the def)
+        setup: list[str] = []
+        body = self._body(evaluated, stoppers, exports, check, "    ", (), (), record, setup)
+        lines = ["def iteration(i):"] + [f"    {text}" for text in setup]
+        self.lines = {index + len(lines) + 1: node for index, node in record.items()}
+        lines += body
         lines.append("    return " + self._data())
         self.source = "\n".join(lines)
         if check is not None:
@@ -107,13 +109,14 @@ class Iteration:
         return " or ".join(f"{self.name(node)}.held" for node, _ in self.feedbacks) or "False"
 
     def _body(self, evaluated, stoppers, exports, check, ind: str, traces, sums,
-              record: dict) -> list[str]:
+              record: dict, setup: list[str]) -> list[str]:
         """One iteration's lines; ``traces``, ``sums``: the Trace nodes and
         Exports whose work goes to the lists ``t<k>``, ``x<k>`` (else they
         are called). A node with a fast path (``loop_lines``) takes it when it
         can; with any lists, every other ``evaluate`` comes after a
         ``flush()``. ``record``: index of a line in the body -> the node it
-        evaluates."""
+        evaluates; ``setup``: the statements to run before (names the fast
+        paths bind once a call), each once."""
         name, env, empty, moved = self.name, self.env, self.empty, self.moved
         lines = [f"{ind}{name(node)}.out = {name(node)}.held" for node, _ in self.feedbacks]
         deferring = bool(traces or sums)
@@ -136,7 +139,9 @@ class Iteration:
             env[f"e{k}"] = node.evaluate
             fast = getattr(node, "loop_lines", None)
             if fast is not None:
-                found = fast(name, env, self.empty, ind, call(k, node, ind + "    "))
+                wanted: list[str] = []
+                found = fast(name, env, self.empty, ind, call(k, node, ind + "    "), wanted)
+                setup += [text for text in wanted if text not in setup]
                 if found is not None:
                     add(found, node)
                     continue
@@ -204,7 +209,10 @@ class Iteration:
                   "        if i == stop:", "            flush()",
                   "            return i - 1, True"]
         record: dict = {}
-        body = self._body(evaluated, stoppers, exports, None, "        ", traces, sums, record)
+        setup: list[str] = []
+        body = self._body(evaluated, stoppers, exports, None, "        ", traces, sums, record,
+                          setup)
+        lines[2:2] = [f"    {text}" for text in setup]  # (after the def and ``stop``)
         self.loop_lines = {index + len(lines) + 1: node for index, node in record.items()}
         lines += body
         lines += [f"        if not ({self._data()}):", "            flush()",

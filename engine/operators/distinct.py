@@ -530,20 +530,23 @@ class DistinctTraceNode(Node):
             self._seal()  # a long thin loop: its rows into runs
             self.sealed_at = i
 
-    def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str]):
+    def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str],
+                   setup: list[str]):
         """The lines of a generated iteration (:mod:`engine.schedule`) that
         call :meth:`few_rows` when ``evaluate`` would, else ``fallback``
         (which may move the state to packed runs: an Export summing this
-        epoch off the trace is told, so its additions must have been made)."""
+        epoch off the trace is told, so its additions must have been made);
+        ``setup``: what they bind once a call."""
         if type(self) is not DistinctTraceNode:
             return None
         env["colbatch"] = colbatch
         node = name(self)
+        setup += ["loop_rows = colbatch.LOOP_ROWS", f"{node}_few = {node}.few_rows"]
         return [f"{ind}_b = {name(self.inputs[0])}.out",
                 f"{ind}_hp = {node}.heap",
-                f"{ind}if {node}.packed is None and len(_b) < colbatch.LOOP_ROWS "
+                f"{ind}if {node}.packed is None and len(_b) < loop_rows "
                 f"and not (_hp and _hp[0] == i):",
-                f"{ind}    {node}.few_rows(i, _b)",
+                f"{ind}    {node}_few(i, _b)",
                 f"{ind}else:", *fallback]
 
     def evaluate_rows(self, i: int, rows, batch) -> None:

@@ -775,25 +775,28 @@ class NestedJoinNode(JoinNode):
         self.join_rows(out, a, b, i)
         self.out = out or EMPTY
 
-    def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str]):
+    def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str],
+                   setup: list[str]):
         """The lines of a generated iteration (:mod:`engine.schedule`) that
         take ``evaluate``'s first path themselves, calling ``thin``'s loop
         (no right delta, nothing due, a few left rows; the traces it was
-        made for), else ``fallback``. The right trace is read, the left one
-        not (its appends may wait: ``engine.schedule.deferred_traces``)."""
+        made for), else ``fallback``; ``setup``: what they bind once a call.
+        The right trace is read, the left one not (its appends may wait:
+        ``engine.schedule.deferred_traces``)."""
         if type(self) is not NestedJoinNode:
             return None
         env["colbatch"] = colbatch
         node, left, right = name(self), name(self.inputs[0]), name(self.inputs[1])
+        setup += ["join_on_runs = colbatch.JOIN_ON_RUNS", f"{node}_bucket = {node}.bucket"]
         guard = [] if id(self.inputs[1]) in empty else [f"not {right}.out"]
-        guard += [f"not {node}.heap", "len(_a) < colbatch.JOIN_ON_RUNS", "_th is not None",
+        guard += [f"not {node}.heap", "len(_a) < join_on_runs", "_th is not None",
                   f"_th[0] is {name(self.reads[0])}.trace",
                   f"_th[1] is {name(self.reads[1])}.trace"]
         return [f"{ind}_a = {left}.out", f"{ind}_th = {node}.thin",
                 f"{ind}if {' and '.join(guard)}:",
                 f"{ind}    if _a:",
                 f"{ind}        _o = {{}}",
-                f"{ind}        _th[2](_o, _a, _th[1], i, {node}.bucket)",
+                f"{ind}        _th[2](_o, _a, _th[1], i, {node}_bucket)",
                 f"{ind}        {node}.out = _o or EMPTY",
                 f"{ind}    else:",
                 f"{ind}        {node}.out = EMPTY",
