@@ -63,7 +63,6 @@ from engine.columnar import (
 )
 from engine.trace import Trace
 from engine.tracearrays import histories_of
-from engine.zset import ZSet
 
 np = lazy.module("numpy", globals())
 
@@ -76,42 +75,6 @@ LOG_ROWS = 4096
 def keyless(index) -> bool:
     """Whether a trace kept by ``index`` has no key column (one key, ``()``)."""
     return index is not None and index[0] == "cols" and not len(index[1])
-
-
-ROW_TYPES = {dict, ZSet}  # batches of rows (not columns: engine.colbatch.ColBatch)
-
-
-def rows_run(batches: list, start: int, limit: int | None = None) -> int:
-    """The end of the run of ``(batch, ...)`` pairs from ``start`` whose
-    batches are rows in a dict (of fewer than ``limit`` rows)."""
-    chunk = [batch for batch, _ in batches[start:]]
-    if set(map(type, chunk)) <= ROW_TYPES and (
-            limit is None or not chunk or max(map(len, chunk)) < limit):
-        return len(batches)  # (the common case, asked in C)
-    end, size = start, len(batches)
-    while end < size:
-        batch = batches[end][0]
-        if type(batch) not in ROW_TYPES or (limit is not None and len(batch) >= limit):
-            break
-        end += 1
-    return end
-
-
-def one_column(pairs: list, column: array, weights: array, iterations: array | None = None) -> bool:
-    """Add the rows of one column of the ``(batch, iteration)`` pairs'
-    batches (Z-sets) to the log's arrays, by comprehensions (no call a
-    row); ``False``, nothing added, when a row is not one ``int64``."""
-    mark = len(weights)
-    try:
-        column.extend([value for batch, _ in pairs for (value,) in batch])
-        weights.extend([weight for batch, _ in pairs for weight in batch.values()])
-        if iterations is not None:
-            iterations.extend([iteration for batch, iteration in pairs for _ in batch])
-    except (TypeError, ValueError, OverflowError):
-        for part in (column, weights) + ((iterations,) if iterations is not None else ()):
-            del part[mark:]
-        return False
-    return True
 
 
 class RowLog:
@@ -171,23 +134,6 @@ class RowLog:
             for part in parts:
                 del part[start:]
             raise Unfit() from None
-
-    def extend(self, batches: list, start: int, limit: int) -> int:
-        """:meth:`append` the batches of ``(batch, fresh)`` pairs from
-        ``start`` on, while each is a dict of fewer than ``limit`` rows that
-        fits the log; the index of the first one not taken (its rows not
-        added: ``append`` says why, to its caller)."""
-        end = rows_run(batches, start, limit)
-        if end > start and self.parts and self.arity == 1:
-            column, weights = self.parts
-            if one_column(batches[start:end], column, weights):
-                return end
-        for k in range(start, end):  # (the first, two columns or more, or a row that
-            try:                     # does not fit)
-                self.append(batches[k][0])
-            except Unfit:
-                return k
-        return end
 
     def batch(self):
         """The log's rows summed (zeros dropped), as a
@@ -277,25 +223,6 @@ class LogTrace(ColumnarTrace):
             raise Unfit() from None
         if len(weights) >= LOG_ROWS:
             self._seal()
-
-    def extend(self, batches: list, start: int) -> int:
-        """:meth:`append_rows` the ``(batch, iteration)`` pairs of ``batches``
-        from ``start`` on, while each is rows (not columns) that fit; the
-        index of the first one not taken (nothing of it added: its
-        ``append_rows`` raises :class:`~engine.columnar.Unfit`)."""
-        end = rows_run(batches, start)
-        if end > start and self.log is not None and self.arity == 1:
-            column, iterations, weights = self.log
-            if one_column(batches[start:end], column, weights, iterations):
-                if len(weights) >= LOG_ROWS:
-                    self._seal()
-                return end
-        for k in range(start, end):  # (the first, two columns or more, or a row that
-            try:                     # does not fit)
-                self.append_rows(*batches[k])
-            except Unfit:
-                return k
-        return end
 
     def append_columns(self, batch, iteration: int = 0) -> None:
         self._seal()  # the log's entries first: appends stay in order of time

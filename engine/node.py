@@ -263,34 +263,10 @@ class Export(Node):
         self.summed = False
 
     def accumulate(self) -> None:
-        """Add the inner node's batch of this iteration to the epoch's sum."""
         if self.summed:
             return  # read off the inner node's trace at the end (add_up)
         inner = self.reads[0]
-        self.add(inner.out, getattr(inner, "fresh", False))
-
-    def add_all(self, batches: list) -> None:
-        """:meth:`add` each ``(batch, fresh)`` of ``batches`` in order: the
-        iterations of a loop run in one call (:mod:`engine.schedule`), whose
-        batches waited in a list; a run of them the log takes goes to it in
-        one call (:meth:`~engine.logtrace.RowLog.extend`)."""
-        k, size = 0, len(batches)
-        while k < size:
-            if self.summed:
-                return
-            if self.log is not None:
-                k = self.log.extend(batches, k, colbatch.EXPORT_LOG_BATCH)
-                if k == size:
-                    return
-            self.add(*batches[k])
-            k += 1
-
-    def add(self, batch, fresh: bool) -> None:
-        """Add one iteration's batch of the inner node (``fresh``: none of its
-        rows was output before this epoch) to the epoch's sum."""
-        if self.summed:
-            return
-        inner = self.reads[0]
+        batch = inner.out
         log = self.log
         if (log is not None and len(batch) < colbatch.EXPORT_LOG_BATCH
                 and not hasattr(batch, "kinds")):  # a long thin loop's rows (below)
@@ -321,7 +297,7 @@ class Export(Node):
                     self.no_log = True
             if not self.acc:
                 self.acc = ZSet(batch)
-            elif fresh:  # rows not emitted before this epoch
+            elif getattr(inner, "fresh", False):  # rows not emitted before this epoch
                 self.acc.update(batch)
             else:
                 add_into(self.acc, batch)

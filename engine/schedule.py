@@ -29,12 +29,14 @@ A failing ``evaluate`` is found from the line of the traceback
 While a Feedback carries data the circuit asks nothing between iterations,
 so ``Iteration.loop`` runs them all in one call: the body above in a
 ``while``, the join's and the Distinct Trace's few-row paths written inline
-(their ``loop_lines``: ``evaluate`` only when those do not apply), the loop's
-own trace appends and the Exports' additions kept in lists and made in bulk.
-A counter went from ~41 Python calls an iteration to ~25 with that and the
+(their ``loop_lines``: ``evaluate`` only when those do not apply).
+A counter went from ~41 Python calls an iteration to ~35 with that and the
 Distinct Trace's ``ready`` step (cProfile of counter-100000's batch: 4.09 ->
-2.47 M calls); counter-1000000's batch CPU from 3.33-3.40 to 2.80-2.92 s
-(``python -m benchmarks.profile_engine counter-1000000 --cpu``, alternated).
+3.55 M calls). Holding the trace appends and the Exports' additions in lists,
+made in bulk, took ~10 calls more an iteration off but under 3% of
+counter-1000000's batch CPU (``python -m benchmarks.profile_engine
+counter-1000000 --cpu``, alternated, medians: 3.11 s with the lists, 3.19 s
+without): not worth their code.
 """
 
 from __future__ import annotations
@@ -67,13 +69,7 @@ class Iteration:
     :meth:`~engine.circuit.ChildCircuit.run_epoch` then asks no node
     anything), up to ``limit`` (``None``: none); it returns the last iteration
     run and whether a Feedback still carries data (it stopped at ``limit``).
-    Inside, the trace appends of the Trace nodes no fast path reads
-    (:func:`deferred_traces`) and the Exports' additions wait in lists and
-    are made in bulk (:meth:`~engine.operators.join.TraceNode.append_all`,
-    :meth:`~engine.node.Export.add_all`) every :data:`LOOP_CHUNK`
-    iterations, at the end of the loop, and before any ``evaluate`` that is
-    not a node's fast path (which could read them). Made only without a
-    memory budget and without a profiler's proxies.
+    Made only without a memory budget and without a profiler's proxies.
     """
 
     def __init__(self, evaluated, stoppers, feedbacks, exports, imports, check=None):
@@ -84,7 +80,7 @@ class Iteration:
         self.feedbacks = feedbacks
         record: dict = {}
         setup: list[str] = []
-        body = self._body(evaluated, stoppers, exports, check, "    ", (), (), record, setup)
+        body = self._body(evaluated, stoppers, exports, check, "    ", record, setup)
         lines = ["def iteration(i):"] + [f"    {text}" for text in setup]
         self.lines = {index + len(lines) + 1: node for index, node in record.items()}
         lines += body
@@ -110,29 +106,21 @@ class Iteration:
         """Whether a Feedback carries data to the next iteration."""
         return " or ".join(f"{self.name(node)}.held" for node, _ in self.feedbacks) or "False"
 
-    def _body(self, evaluated, stoppers, exports, check, ind: str, traces, sums,
-              record: dict, setup: list[str]) -> list[str]:
-        """One iteration's lines; ``traces``, ``sums``: the Trace nodes and
-        Exports whose work goes to the lists ``t<k>``, ``x<k>`` (else they
-        are called). A node with a fast path (``loop_lines``) takes it when it
-        can; with any lists, every other ``evaluate`` comes after a
-        ``flush()``. ``record``: index of a line in the body -> the node it
-        evaluates; ``setup``: the statements to run before (names the fast
-        paths bind once a call), each once."""
+    def _body(self, evaluated, stoppers, exports, check, ind: str, record: dict,
+              setup: list[str]) -> list[str]:
+        """One iteration's lines. A node with a fast path (``loop_lines``)
+        takes it when it can. ``record``: index of a line in the body -> the
+        node it evaluates; ``setup``: the statements to run before (names the
+        fast paths bind once a call), each once."""
         name, env, empty, moved = self.name, self.env, self.empty, self.moved
         lines = [f"{ind}{name(node)}.out = {name(node)}.held" for node, _ in self.feedbacks]
-        deferring = bool(traces or sums)
 
         def call(k: int, node, at: str) -> list[str]:
-            out = [f"{at}flush()"] if deferring else []
-            out.append(f"{at}e{k}(i)")
-            out += [f"{at}check()"] if check is not None else []
-            return out
+            return [f"{at}e{k}(i)"] + ([f"{at}check()"] if check is not None else [])
 
         def add(block: list[str], node) -> None:
             for text in block:
-                if text.strip() != "flush()":  # (the appends' errors are not the node's)
-                    record[len(lines)] = node
+                record[len(lines)] = node
                 lines.append(text)
 
         for k, node in enumerate(evaluated):
@@ -171,11 +159,6 @@ class Iteration:
             live = None if inputs is None else [s for s in inputs if id(s) not in empty]
             if live == []:
                 continue
-            if node in traces:
-                source = name(node.inputs[0])
-                lines.append(f"{ind}if {source}.out: "
-                             f"t{traces.index(node)}.append(({source}.out, i))")
-                continue
             env[f"s{k}"] = node.clock_stop
             if live is None:
                 lines.append(f"{ind}s{k}(1, i)")
@@ -183,43 +166,22 @@ class Iteration:
                 lines.append(f"{ind}if " + " or ".join(f"{name(s)}.out" for s in live)
                              + f": s{k}(1, i)")
         for k, (export, inner) in enumerate(exports):
-            if export in sums:
-                fresh = f"{name(inner)}.fresh" if hasattr(inner, "fresh") else "False"
-                lines.append(f"{ind}if {name(inner)}.out and not {name(export)}.summed: "
-                             f"x{sums.index(export)}.append(({name(inner)}.out, {fresh}))")
-                continue
             env[f"x{k}"] = export.accumulate
             lines.append(f"{ind}if {name(inner)}.out: x{k}()")
         return lines
 
     def _loop(self, evaluated, stoppers, exports):
         """The generated ``loop`` (class docstring)."""
-        traces = deferred_traces(evaluated, stoppers, self.empty)
-        sums = [export for export, _ in exports]
-        lines = ["def loop(i, limit):",
-                 "    stop = -1 if limit is None else limit"]
-        lines += [f"    t{k} = []" for k in range(len(traces))]
-        lines += [f"    x{k} = []" for k in range(len(sums))]
-        lines += ["    def flush():"]
-        for k, node in enumerate(traces):
-            lines += [f"        if t{k}:", f"            {self.name(node)}.append_all(t{k})",
-                      f"            t{k}.clear()"]
-        for k, export in enumerate(sums):
-            lines += [f"        if x{k}:", f"            {self.name(export)}.add_all(x{k})",
-                      f"            x{k}.clear()"]
-        lines += ["        return", "    while True:", "        i += 1",
-                  "        if i == stop:", "            flush()",
-                  "            return i - 1, True"]
         record: dict = {}
         setup: list[str] = []
-        body = self._body(evaluated, stoppers, exports, None, "        ", traces, sums, record,
-                          setup)
-        lines[2:2] = [f"    {text}" for text in setup]  # (after the def and ``stop``)
+        body = self._body(evaluated, stoppers, exports, None, "        ", record, setup)
+        lines = ["def loop(i, limit):", "    stop = -1 if limit is None else limit"]
+        lines += [f"    {text}" for text in setup]
+        lines += ["    while True:", "        i += 1",
+                  "        if i == stop:", "            return i - 1, True"]
         self.loop_lines = {index + len(lines) + 1: node for index, node in record.items()}
         lines += body
-        lines += [f"        if not ({self._data()}):", "            flush()",
-                  "            return i, False",
-                  f"        if not i % {LOOP_CHUNK}:", "            flush()"]
+        lines += [f"        if not ({self._data()}):", "            return i, False"]
         self.loop_source = "\n".join(lines)
         return build_function("loop", lines, self.env)
 
@@ -237,36 +199,6 @@ class Iteration:
                 return found.get(tb.tb_lineno)
             tb = tb.tb_next
         return None
-
-
-#: A loop run in one call (Iteration.loop) makes the trace appends and Export
-#: additions that waited at least this often (their batches, a dict each, held
-#: in lists meanwhile: few, so that their memory is reused while warm).
-#: counter-1000000's batch CPU (``python -m benchmarks.profile_engine
-#: counter-1000000 --cpu``, alternated, a loaded machine): 4096: 2.93 / 2.85 s,
-#: 256: 2.90 / 2.83, 64: 2.81 / 2.78. Without the lists (every append and
-#: addition called at its iteration): 3.04 / 3.03 / 2.93 s against 2.98 /
-#: 2.77 / 2.92 with them.
-LOOP_CHUNK = 64
-
-
-def deferred_traces(evaluated, stoppers, empty: set) -> list:
-    """The Trace nodes among ``stoppers`` whose appends may wait in a list
-    while a loop runs (:class:`Iteration`): each reader is a join in a
-    child that reads it as its left trace only, and whose right input is
-    an Import (empty after iteration 0), so the join's fast path, taken
-    when its right delta is empty, never reads it."""
-    from engine.operators.join import NestedJoinNode, TraceNode
-
-    readers: dict[int, list] = {}
-    for node in evaluated:
-        for other in node.reads:
-            readers.setdefault(id(other), []).append(node)
-    return [node for node in stoppers if type(node) is TraceNode and node.trace.nested
-            and "clock_stop" not in vars(node)  # (not replaced, e.g. by a test)
-            and all(type(r) is NestedJoinNode and r.reads[0] is node
-                    and r.reads[1] is not node and id(r.inputs[1]) in empty
-                    for r in readers.get(id(node), ()))]
 
 
 def moved_feedbacks(stoppers) -> list:

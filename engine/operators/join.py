@@ -220,24 +220,6 @@ class TraceNode(Node):
             self.trace = self.trace.to_trace()
             self.trace.append_rows(batch, iteration)
 
-    def append_all(self, batches: list) -> None:
-        """:meth:`append_at` each ``(batch, iteration)`` of ``batches``, in
-        order: the iterations of a loop run in one call (:mod:`engine.schedule`),
-        whose appends waited in a list; into a log trace, a run of them in one
-        call (:meth:`~engine.logtrace.LogTrace.extend`)."""
-        k, size = 0, len(batches)
-        while k < size:
-            if type(self.trace) is LogTrace:
-                taken = self.trace.extend(batches, k)
-                if taken > k:
-                    self.appended += sum(map(len, [batch for batch, _ in batches[k:taken]]))
-                    self.late = self.late or batches[taken - 1][1] > 0
-                k = taken
-                if k == size:
-                    return
-            self.append_at(*batches[k])
-            k += 1
-
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 1:
             self.append_at(self.inputs[0].out, time)
@@ -780,9 +762,7 @@ class NestedJoinNode(JoinNode):
         """The lines of a generated iteration (:mod:`engine.schedule`) that
         take ``evaluate``'s first path themselves, calling ``thin``'s loop
         (no right delta, nothing due, a few left rows; the traces it was
-        made for), else ``fallback``; ``setup``: what they bind once a call.
-        The right trace is read, the left one not (its appends may wait:
-        ``engine.schedule.deferred_traces``)."""
+        made for), else ``fallback``; ``setup``: what they bind once a call."""
         if type(self) is not NestedJoinNode:
             return None
         env["colbatch"] = colbatch

@@ -140,13 +140,6 @@ def test_a_long_counter_logs_and_seals_its_traces(monkeypatch):
     monkeypatch.setattr(LogTrace, "append_rows",
                         lambda self, batch, iteration=0: appends.append(iteration)
                         or original(self, batch, iteration))
-    original_extend = LogTrace.extend  # (the appends a generated loop made in bulk)
-
-    def extend(self, batches, start):
-        taken = original_extend(self, batches, start)
-        appends.extend(iteration for _, iteration in batches[start:taken])
-        return taken
-    monkeypatch.setattr(LogTrace, "extend", extend)
     program = datalog.Program("""
         .decl bound(n: number)
         .decl c(n: number)

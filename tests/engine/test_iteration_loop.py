@@ -1,10 +1,8 @@
 """A child circuit's iterations run in one call (``engine.schedule.Iteration.loop``).
 
 While a Feedback carries data, ``run_epoch`` calls the generated ``loop``,
-which runs the iterations itself: the join's and the Distinct Trace's few-row
-paths inline, the appends of the loop's own trace (read by no fast path) and
-the Exports' additions held in lists and made in bulk (``TraceNode.append_all``,
-``Export.add_all``, the logs' ``extend``). The twins below run the same
+which runs the iterations itself, the join's and the Distinct Trace's few-row
+paths inline. The twins below run the same
 epochs with the loop and with the one-iteration-a-call ``iteration`` only
 (``Iteration._loop`` made to give nothing) and compare every output and the
 collections; the counts show the loop ran.
@@ -17,8 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import colbatch, schedule
-from engine.logtrace import LogTrace, RowLog
-from engine.node import Export
+from engine.logtrace import LogTrace
 from engine.operators.join import TraceNode
 from tests.engine.circuits import closure, transitive_closure
 from tests.engine.test_small_iterations import counter_circuit
@@ -95,24 +92,15 @@ def test_the_loop_gives_what_one_call_an_iteration_gives_on_a_closure(edges):
         assert ran  # (an epoch of three iterations or more runs the loop)
 
 
-def test_a_long_loop_appends_in_bulk_to_the_logs(monkeypatch):
+def test_a_long_loop_logs_its_trace_and_export():
     # past LOG_FROM rows the loop's own trace is a LogTrace and the Export
-    # logs its rows: the bulk appends (extend) of both take the waiting batches
-    calls = {"append_all": 0, "add_all": 0}
-    for cls, method in ((TraceNode, "append_all"), (Export, "add_all")):
-        original = getattr(cls, method)
-
-        def counted(self, batches, original=original, method=method):
-            calls[method] += 1
-            return original(self, batches)
-        monkeypatch.setattr(cls, method, counted)
+    # logs its rows (the long thin loop's paths), from the generated loop
     circuit, child = counter_circuit(False)
     bound = colbatch.LOG_FROM + 3 * 4096
     circuit.step({"c": {(0,): 1}, "bound": {(5,): 1}})  # a past: the Export logs
     before = colbatch.COUNTS["loop_iterations"]
     circuit.step({"bound": {(bound,): 1}})
     assert colbatch.COUNTS["loop_iterations"] - before >= bound - 10
-    assert calls["append_all"] and calls["add_all"]
     trace_node = next(n for n in child.stoppers if type(n) is TraceNode
                       and n.inputs[0].kind == "feedback")
     assert type(trace_node.trace) is LogTrace
@@ -120,22 +108,3 @@ def test_a_long_loop_appends_in_bulk_to_the_logs(monkeypatch):
     out = circuit.step({"bound": {(bound,): -1, (7,): 1}})
     assert dict(out["c"].items()) == {(n,): -1 for n in range(8, bound + 1)}
     assert circuit.collection("c") == {(n,): 1 for n in range(8)}
-
-
-def test_the_logs_take_a_run_of_batches_up_to_one_that_does_not_fit():
-    trace = LogTrace(nested=True, index=("cols", ()))
-    trace.append_rows({(0,): 1}, 0)
-    batches = [({(1,): 1}, 1), ({(2,): 1, (9,): -1}, 2), ({("x",): 1}, 3), ({(4,): 1}, 4)]
-    assert trace.extend(batches, 0) == 2  # (the third's row is no int64: not added)
-    assert trace.extend(batches, 3) == 4
-    assert sorted(trace.to_trace().cur[()].items()) == [
-        ((0,), 1 << 20), ((1,), 1 << 20 | 1), ((2,), 1 << 20 | 2), ((4,), 1 << 20 | 4),
-        ((9,), -1 << 20 | 2)]
-    log = RowLog()
-    log.append({(0,): 1})
-    pairs = [({(1,): 2}, False), ({(2,): 1}, True), ({(1 << 63,): 1}, False),
-             ({(3,): 1}, False)]
-    assert log.extend(pairs, 0, 16) == 2 and len(log) == 3
-    assert log.extend(pairs, 3, 16) == 4
-    assert log.extend([({(k,): 1 for k in range(20)}, False)], 0, 16) == 0  # (too large)
-    assert dict(log.batch()) == {(0,): 1, (1,): 2, (2,): 1, (3,): 1}
