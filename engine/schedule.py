@@ -159,12 +159,18 @@ class Iteration:
             live = None if inputs is None else [s for s in inputs if id(s) not in empty]
             if live == []:
                 continue
-            env[f"s{k}"] = node.clock_stop
+            append = getattr(node, "append_at", None) if isinstance(node, Node) else None
+            if append is not None:  # (its clock_stop(1, i) without that call)
+                env[f"a{k}"] = append
+                stop = f"a{k}({name(node.inputs[0])}.out, i)"
+            else:
+                env[f"s{k}"] = node.clock_stop
+                stop = f"s{k}(1, i)"
             if live is None:
-                lines.append(f"{ind}s{k}(1, i)")
+                lines.append(f"{ind}{stop}")
             else:
                 lines.append(f"{ind}if " + " or ".join(f"{name(s)}.out" for s in live)
-                             + f": s{k}(1, i)")
+                             + f": {stop}")
         for k, (export, inner) in enumerate(exports):
             env[f"x{k}"] = export.accumulate
             lines.append(f"{ind}if {name(inner)}.out: x{k}()")

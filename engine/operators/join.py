@@ -227,7 +227,9 @@ class TraceNode(Node):
         self.fold_epoch()
 
     def append_at(self, batch, time: int) -> None:
-        """The end of iteration ``time``: the trace appends its input's batch."""
+        """The end of iteration ``time``: the trace appends its input's batch
+        (``clock_stop(1, time)``; a generated iteration, :mod:`engine.schedule`,
+        calls it directly with the batch)."""
         trace = self.trace
         if time and batch:
             self.late = True  # (a loop's own stream: no view this epoch)
