@@ -217,8 +217,7 @@ class DistinctTraceNode(Node):
         self.summing: list = []
         # What few_rows reads this epoch's steps with: (the trace, the step
         # function if an earlier epoch left entries else None, the past and
-        # the epoch cursor, a sealed trace's packer else None); dropped when
-        # the trace or a part of it changes
+        # the epoch cursor); dropped when the trace or a part of it changes
         self.ready: tuple | None = None
 
     def pending(self) -> int | None:
@@ -511,26 +510,20 @@ class DistinctTraceNode(Node):
         trace = self.trace
         if not batch:
             self.out = EMPTY
-        elif i > MAX_PACKED:
+        elif i > MAX_PACKED or (self.sealed and not trace.fits(batch)):
             self.evaluate_rows(i, batch, batch)
         else:
             ready = self.ready
             if ready is None or ready[0] is not trace:
                 past = trace.past_cursor()
                 ready = self.ready = (trace, self.functions["step"] if past else None, past,
-                                      trace.epoch_cursor(),
-                                      trace.sealed_cur.pack if self.sealed else None)
-            if ready[4] is not None and None in map(ready[4], batch):
-                # a row that does not pack (SealedTrace.fits, without its call)
-                self.evaluate_rows(i, batch, batch)
-            else:
-                if ready[1] is not None:  # (evaluate_rows' step, its cursors as they were)
-                    self.fresh = False
-                    out = ready[1](batch, batch, ready[2], ready[3], i, self.scheduled,
-                                   self.heap)
-                else:  # no earlier epoch: the formula without w1, w2 (a first load's loop)
-                    out, self.fresh = self.functions["no_past"](batch, ready[3], i)
-                self.out = out or EMPTY
+                                      trace.epoch_cursor())
+            if ready[1] is not None:  # (evaluate_rows' step, its cursors as they were)
+                self.fresh = False
+                out = ready[1](batch, batch, ready[2], ready[3], i, self.scheduled, self.heap)
+            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop)
+                out, self.fresh = self.functions["no_past"](batch, ready[3], i)
+            self.out = out or EMPTY
         if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
                 and colbatch.SEAL_ROWS <= len(self.trace.cur)
                 <= colbatch.THIN_ROWS * (i - self.sealed_at + 1)):
