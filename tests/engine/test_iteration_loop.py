@@ -14,8 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import colbatch, schedule
-from engine import Circuit
+from engine import Circuit, colbatch, schedule
 from engine.columnar import Unfit
 from engine.logtrace import LogTrace, RowLog
 from engine.operators.join import TraceNode
