@@ -302,26 +302,6 @@ class Export(Node):
             else:
                 add_into(self.acc, batch)
 
-    def loop_lines(self, name, env: dict, ind: str, fallback: str) -> list[str]:
-        """The lines of a generated iteration (:mod:`engine.schedule`) that
-        make ``accumulate``'s first case themselves, a few rows into the log
-        (the common case of a long thin loop), else run ``fallback`` (the
-        call of ``accumulate``; after a row the log could not take as well:
-        the log is as it was, and ``accumulate`` sees it again)."""
-        env.update(colbatch=colbatch, Unfit=Unfit)
-        node, inner = name(self), name(self.reads[0])
-        return [f"{ind}_x = {inner}.out",
-                f"{ind}if _x:",
-                f"{ind}    _l = {node}.log",
-                f"{ind}    if (_l is not None and len(_x) < colbatch.EXPORT_LOG_BATCH"
-                f" and not hasattr(_x, 'kinds') and not {node}.summed):",
-                f"{ind}        try:",
-                f"{ind}            _l.append(_x)",
-                f"{ind}        except Unfit:",
-                f"{ind}            {fallback}",
-                f"{ind}    else:",
-                f"{ind}        {fallback}"]
-
     def held(self) -> int:
         """The rows added up so far this epoch, for the profile (a row in two
         parts counts twice; a summed epoch: the rows of its sum so far)."""

@@ -42,7 +42,7 @@ without): not worth their code.
 from __future__ import annotations
 
 from engine.codegen import build_function
-from engine.node import Export, Feedback, Node
+from engine.node import Feedback, Node
 from engine.zset import EMPTY
 
 
@@ -173,10 +173,7 @@ class Iteration:
                              + f": {stop}")
         for k, (export, inner) in enumerate(exports):
             env[f"x{k}"] = export.accumulate
-            if type(export) is Export:
-                lines += export.loop_lines(name, env, ind, f"x{k}()")
-            else:
-                lines.append(f"{ind}if {name(inner)}.out: x{k}()")
+            lines.append(f"{ind}if {name(inner)}.out: x{k}()")
         return lines
 
     def _loop(self, evaluated, stoppers, exports):

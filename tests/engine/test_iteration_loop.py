@@ -14,9 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Circuit, colbatch, schedule
-from engine.columnar import Unfit
-from engine.logtrace import LogTrace, RowLog
+from engine import colbatch, schedule
+from engine.logtrace import LogTrace
 from engine.operators.join import TraceNode
 from tests.engine.circuits import closure, transitive_closure
 from tests.engine.test_small_iterations import counter_circuit
@@ -109,48 +108,3 @@ def test_a_long_loop_logs_its_trace_and_export():
     out = circuit.step({"bound": {(bound,): -1, (7,): 1}})
     assert dict(out["c"].items()) == {(n,): -1 for n in range(8, bound + 1)}
     assert circuit.collection("c") == {(n,): 1 for n in range(8)}
-
-
-def floating_counter(turn: int):
-    """The counter of ``counter_circuit`` whose rows are floats from ``turn``
-    on (rows the Exports' log cannot hold)."""
-    circuit = Circuit()
-    seed = circuit.source("c", arity=1)
-    bound = circuit.source("bound", arity=1)
-    with circuit.child("c") as child:
-        c = child.feedback("c", arity=1)
-        limits = child.import_(bound)
-        step = (c.stream.index_by(()).join(limits.index_by(()), lambda k, n, b: (n[0], b[0]))
-                .filter(lambda row: row[0] < row[1])
-                .map(lambda row: (row[0] + 1 if row[0] + 1 < turn else float(row[0] + 1),)))
-        total = child.import_(seed).plus(step).distinct()
-        c.connect(total)
-        circuit.output("c", child.export(total), keep=True)
-    return circuit
-
-
-def test_a_row_the_exports_log_cannot_hold_goes_to_accumulate(monkeypatch):
-    # the loop appends a few rows to the Export's log itself (Export.loop_lines);
-    # a float is Unfit there: accumulate takes it (ends the log), as the
-    # one-call-an-iteration twin does
-    monkeypatch.setattr(colbatch, "LOG_FROM", 1 << 40)  # (the loop's trace: dicts)
-    unfit = {"n": 0}
-    original = RowLog.append
-
-    def append(self, batch):
-        try:
-            original(self, batch)
-        except Unfit:
-            unfit["n"] += 1
-            raise
-    monkeypatch.setattr(RowLog, "append", append)
-    turn = colbatch.EXPORT_LOG_FROM + 300
-    steps = [{"c": {(0,): 1}, "bound": {(5,): 1}},  # a past: the Export logs
-             {"bound": {(5,): -1, (turn + 50,): 1}}]
-    make = lambda: floating_counter(turn)  # noqa: E731
-    before = colbatch.COUNTS["loop_iterations"]
-    fused = run(make, steps, "c")
-    assert colbatch.COUNTS["loop_iterations"] - before >= turn
-    assert unfit["n"]
-    assert fused == run_without_loop(make, steps, "c")
-    assert set(fused[-1][1]) == {(n if n < turn else float(n),) for n in range(turn + 51)}
