@@ -13,13 +13,14 @@ For a child of a counter ``c(n + 1) :- c(n), bound(b), n < b.``::
         n2.out = n1.out or EMPTY      # plus: its other input, an Import, is empty
         e5(i)                         # distinct_trace
         n0.held = n3.out or EMPTY     # the iteration is over: the Feedback keeps it
-        if n0.out: s1(1, i)           # the trace of c appends the batch
+        if n0.out: a1(n0.out, i)      # the trace of c appends the batch (append_at)
         if n3.out: x0()               # the Export adds it to the epoch difference
         return n0.held                # whether a Feedback carries data
 
 What it leaves out is what the generic loop would skip: Imports (empty after
 iteration 0), ``quiet`` nodes whose inputs are all empty (no code at all when
-every input is an Import), their ``clock_stop(1, i)`` likewise; a plus
+every input is an Import), their ``clock_stop(1, i)`` likewise (a Trace
+node's is its ``append_at``, called with the batch); a plus
 (``sum_of_inputs``) with one input that is not an Import is that input. Nodes that may
 hold work for a later iteration are always evaluated; the circuit asks them
 for it (``pending()``) between iterations, only when no Feedback carries data.
@@ -29,14 +30,18 @@ A failing ``evaluate`` is found from the line of the traceback
 While a Feedback carries data the circuit asks nothing between iterations,
 so ``Iteration.loop`` runs them all in one call: the body above in a
 ``while``, the join's and the Distinct Trace's few-row paths written inline
-(their ``loop_lines``: ``evaluate`` only when those do not apply).
-A counter went from ~41 Python calls an iteration to ~35 with that and the
-Distinct Trace's ``ready`` step (cProfile of counter-100000's batch: 4.09 ->
-3.55 M calls). Holding the trace appends and the Exports' additions in lists,
-made in bulk, took ~10 calls more an iteration off but under 3% of
-counter-1000000's batch CPU (``python -m benchmarks.profile_engine
-counter-1000000 --cpu``, alternated, medians: 3.11 s with the lists, 3.19 s
-without): not worth their code.
+(their ``loop_lines``: ``evaluate`` only when those do not apply; the
+join asks an unchanging right trace's cursors once, not every iteration).
+A counter went from ~41 calls an iteration to ~32 with that, the Distinct
+Trace's ``ready`` step and the direct ``append_at`` (cProfile of
+counter-100000's batch: 4.09 -> 3.25 M calls, builtins counted). Holding the
+trace appends and the Exports' additions in lists, made in bulk, took ~10
+calls more an iteration off but under 3% of counter-1000000's batch CPU
+(``python -m benchmarks.profile_engine counter-1000000 --cpu``, alternated,
+medians: 3.11 s with the lists, 3.19 s without): not worth their code. Python
+calls are cheap in 3.11; a call from C is not (``None in map(pack, rows)``
+was slower than a method looping over them), and an Export's log appended to
+inline did not measure faster than its ``accumulate`` call.
 """
 
 from __future__ import annotations
