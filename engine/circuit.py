@@ -34,7 +34,7 @@ import time
 from collections.abc import Mapping
 
 from engine import gcpolicy, lazy
-from engine.colbatch import ColBatch
+from engine.colbatch import COUNTS, ColBatch
 from engine.errors import (
     BuildError,
     EngineError,
@@ -304,7 +304,9 @@ class ChildCircuit(BaseCircuit):
             limits = ()   # an epoch that removes input runs to its fixed point
         for node in self.imports:
             node.out = EMPTY  # an Import is empty after iteration 0
-        run = iteration.run
+        run, loop = iteration.run, iteration.loop
+        if limits:
+            loop = None  # (a size limit is asked between iterations)
         i = 0
         count = 1
         while True:
@@ -324,9 +326,15 @@ class ChildCircuit(BaseCircuit):
                 break
             if limit is not None and nxt >= limit:
                 raise IterationLimitError(self.label or "child", limit, self.epoch)
-            i = nxt
-            count += 1
             try:
+                if loop is not None and data:  # iterations i + 1, ... in one call
+                    last, data = loop(i, limit)
+                    COUNTS["loop_iterations"] += last - i
+                    count += last - i
+                    i = last
+                    continue
+                i = nxt
+                count += 1
                 data = run(i)
             except EngineError:
                 raise

@@ -381,10 +381,12 @@ TABLE_SMALL_ROWS = 16
 #: through linear stages per row (``row_stages``: stages with no columnar form,
 #: or a batch the vectorised form could not compute exactly) and such batches
 #: (``row_batches``), Distinct Trace's tables of an epoch's weights made
-#: (``dense_tables``, engine.operators.densesums): for tests and profiles,
+#: (``dense_tables``, engine.operators.densesums), iterations of child circuits
+#: run by their generated loop (``loop_iterations``, engine.schedule): for tests and profiles,
 #: which check that a path was (or was not) taken.
 COUNTS: dict[str, int] = {"join": 0, "distinct": 0, "plus": 0, "linear": 0,
-                          "row_stages": 0, "row_batches": 0, "dense_tables": 0}
+                          "row_stages": 0, "row_batches": 0, "dense_tables": 0,
+                          "loop_iterations": 0}
 
 
 @contextlib.contextmanager

@@ -215,6 +215,10 @@ class DistinctTraceNode(Node):
         # (epoch_sum) instead of adding the outputs up: told before the trace
         # moves into packed runs, where it is not read that way
         self.summing: list = []
+        # What few_rows reads this epoch's steps with: (the trace, the step
+        # function if an earlier epoch left entries else None, the past and
+        # the epoch cursor); dropped when the trace or a part of it changes
+        self.ready: tuple | None = None
 
     def pending(self) -> int | None:
         return self.heap[0] if self.heap else None
@@ -223,10 +227,12 @@ class DistinctTraceNode(Node):
         if scope == 0:
             self.scheduled, self.heap = {}, []
             self.sealed_at = 0
+            self.ready = None
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 0:
             self.trace.commit()
+            self.ready = None
             if self.sealed and self.trace.sealed_size() < colbatch.SMALL_STATE:
                 self._unseal()  # small updates are cheaper on dicts
             if self.packed is not None:
@@ -242,6 +248,7 @@ class DistinctTraceNode(Node):
         self.fresh = False
         self.summing = []
         self.trace.rollback()
+        self.ready = None
         if self.packed is not None:
             self.packed.rollback()
 
@@ -283,6 +290,7 @@ class DistinctTraceNode(Node):
 
     def _seal(self) -> None:
         """Seal this epoch's dict into runs (the trace becomes a SealedTrace)."""
+        self.ready = None
         trace = self.trace
         if not self.sealed:
             arity = len(next(iter(trace.cur)))
@@ -302,6 +310,7 @@ class DistinctTraceNode(Node):
 
     def _unseal(self) -> None:
         """Back to the dict trace (every entry in its dicts)."""
+        self.ready = None
         self.trace = self.trace.to_dicts()
         self.sealed = False
         self.functions = compile_distinct_trace(self.trace.past_cursor().source,
@@ -340,6 +349,7 @@ class DistinctTraceNode(Node):
         for export in self.summing:
             export.add_up()  # (the sum so far read off the dicts first)
         self.summing = []
+        self.ready = None
         if self._packed_batch(batch) is None:
             self.no_columns = True
             return
@@ -380,6 +390,7 @@ class DistinctTraceNode(Node):
     def _to_rows(self, for_good: bool = True) -> None:
         """Back to the dict trace; ``for_good``: never columnar again (a batch
         that does not pack)."""
+        self.ready = None
         packed, unpack = self.packed, self.packing.unpack
         packed.sums = None  # (its runs are read as they are)
         packed.flush()
@@ -463,23 +474,7 @@ class DistinctTraceNode(Node):
         heap = self.heap
         if (self.packed is None and len(batch) < colbatch.LOOP_ROWS
                 and not (heap and heap[0] == i)):
-            # a few rows (never packed for) and none scheduled now: a loop of
-            # one row per iteration comes here
-            trace = self.trace
-            if not batch:
-                self.out = EMPTY
-            elif (i > MAX_PACKED or trace.past
-                  or (self.sealed and (trace.sealed_past or not trace.fits(batch)))):
-                self.evaluate_rows(i, batch, batch)
-            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop;
-                # a sealed trace's rows that pack, as evaluate_rows checks)
-                out, self.fresh = self.functions["no_past"](batch, trace.epoch_cursor(), i)
-                self.out = out or EMPTY
-            if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
-                    and colbatch.SEAL_ROWS <= len(self.trace.cur)
-                    <= colbatch.THIN_ROWS * (i - self.sealed_at + 1)):
-                self._seal()  # a long thin loop: its rows into runs
-                self.sealed_at = i
+            self.few_rows(i, batch)
             return
         if (self.packed is None and not self.no_columns and batch
                 and (len(batch) >= colbatch.DISTINCT_ROWS
@@ -507,6 +502,53 @@ class DistinctTraceNode(Node):
             self.out = EMPTY
             return
         self.evaluate_rows(i, rows, batch)
+
+    def few_rows(self, i: int, batch) -> None:
+        """``evaluate`` for a batch of fewer than
+        :data:`~engine.colbatch.LOOP_ROWS` rows with no packed state and no
+        rows due at ``i``: a loop of one row per iteration comes here, and
+        reads the trace through ``ready`` (made once an epoch and part)."""
+        trace = self.trace
+        if not batch:
+            self.out = EMPTY
+        elif i > MAX_PACKED or (self.sealed and not trace.fits(batch)):
+            self.evaluate_rows(i, batch, batch)
+        else:
+            ready = self.ready
+            if ready is None or ready[0] is not trace:
+                past = trace.past_cursor()
+                ready = self.ready = (trace, self.functions["step"] if past else None, past,
+                                      trace.epoch_cursor())
+            if ready[1] is not None:  # (evaluate_rows' step, its cursors as they were)
+                self.fresh = False
+                out = ready[1](batch, batch, ready[2], ready[3], i, self.scheduled, self.heap)
+            else:  # no earlier epoch: the formula without w1, w2 (a first load's loop)
+                out, self.fresh = self.functions["no_past"](batch, ready[3], i)
+            self.out = out or EMPTY
+        if (not i & self.seal_mask and i >= colbatch.LONG_LOOP and not self.no_columns
+                and colbatch.SEAL_ROWS <= len(self.trace.cur)
+                <= colbatch.THIN_ROWS * (i - self.sealed_at + 1)):
+            self._seal()  # a long thin loop: its rows into runs
+            self.sealed_at = i
+
+    def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str],
+                   setup: list[str]):
+        """The lines of a generated iteration (:mod:`engine.schedule`) that
+        call :meth:`few_rows` when ``evaluate`` would, else ``fallback``
+        (which may move the state to packed runs: an Export summing this
+        epoch off the trace is told, so its additions must have been made);
+        ``setup``: what they bind once a call."""
+        if type(self) is not DistinctTraceNode:
+            return None
+        env["colbatch"] = colbatch
+        node = name(self)
+        setup += ["loop_rows = colbatch.LOOP_ROWS", f"{node}_few = {node}.few_rows"]
+        return [f"{ind}_b = {name(self.inputs[0])}.out",
+                f"{ind}_hp = {node}.heap",
+                f"{ind}if {node}.packed is None and len(_b) < loop_rows "
+                f"and not (_hp and _hp[0] == i):",
+                f"{ind}    {node}_few(i, _b)",
+                f"{ind}else:", *fallback]
 
     def evaluate_rows(self, i: int, rows, batch) -> None:
         """The formula for ``rows`` (the batch and the rows due at ``i``) on

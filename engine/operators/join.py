@@ -218,29 +218,38 @@ class TraceNode(Node):
 
     def clock_stop(self, scope: int, time: int) -> None:
         if scope == 1:
-            batch = self.inputs[0].out
-            trace = self.trace
-            if time and batch:
-                self.late = True  # (a loop's own stream: no view this epoch)
-            if type(trace) is LogTrace and type(batch) is not ColBatch:  # a long thin loop
-                self.appended += len(batch)
-                try:
-                    trace.append_rows(batch, time)
-                except Unfit:  # rows the columns cannot hold: back to dicts, for good
-                    self.log_from = None
-                    self.trace = trace.to_trace()
-                    self.trace.append_rows(batch, time)
-                return
-            if (type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch
-                    and not self.bulk_to_runs(batch, time)):
-                self.appended += len(batch)  # rows into dicts (_append's common case)
-                trace.append_rows(batch, time)
-                if (self.log_from is not None and time >= colbatch.LONG_LOOP
-                        and self.appended - self.committed >= self.log_from):
-                    self._to_log()
-            else:
-                self._append(batch, time)
+            self.append_at(self.inputs[0].out, time)
             return
+        self.fold_epoch()
+
+    def append_at(self, batch, time: int) -> None:
+        """The end of iteration ``time``: the trace appends its input's batch
+        (``clock_stop(1, time)``; a generated iteration, :mod:`engine.schedule`,
+        calls it directly with the batch)."""
+        trace = self.trace
+        if time and batch:
+            self.late = True  # (a loop's own stream: no view this epoch)
+        if type(trace) is LogTrace and type(batch) is not ColBatch:  # a long thin loop
+            self.appended += len(batch)
+            try:
+                trace.append_rows(batch, time)
+            except Unfit:  # rows the columns cannot hold: back to dicts, for good
+                self.log_from = None
+                self.trace = trace.to_trace()
+                self.trace.append_rows(batch, time)
+            return
+        if (type(trace) is Trace and self.columnar is None and type(batch) is not ColBatch
+                and not self.bulk_to_runs(batch, time)):
+            self.appended += len(batch)  # rows into dicts (_append's common case)
+            trace.append_rows(batch, time)
+            if (self.log_from is not None and time >= colbatch.LONG_LOOP
+                    and self.appended - self.committed >= self.log_from):
+                self._to_log()
+        else:
+            self._append(batch, time)
+
+    def fold_epoch(self) -> None:
+        """The epoch succeeded: the trace folds it into its past."""
         if not self.trace.nested:
             self._append(self.inputs[0].out, 0)
         if self.view is not None:
@@ -376,16 +385,16 @@ def compile_join(combine: Callable, stages, left_index, right_index,
 
 def _nested_function(name: str, total: list[str], timed: list[str], current,
                      past) -> list[str]:
-    """Source of ``name(target, rows, trace, i, future)``: the ``total`` and
-    ``timed`` loops (:func:`_delta_function`) of one side in one call, against
-    the other side's ``trace`` (its current epoch, read with the source
-    ``current``, then its past, with ``past``): a few rows per iteration pay
-    one call for both."""
-    lines = [f"def {name}(target, rows, trace, i, future):",
-             "    cursor = trace.epoch_cursor()",
+    """Source of ``name(target, rows, now, before, i, future)``: the ``total``
+    and ``timed`` loops (:func:`_delta_function`) of one side in one call,
+    against the other side's trace's cursors (its current epoch ``now``, read
+    with the source ``current``, then its past ``before``, with ``past``): a
+    few rows per iteration pay one call for both."""
+    lines = [f"def {name}(target, rows, now, before, i, future):",
+             "    cursor = now",
              f"    if {current.nonempty('cursor')}:"]
     lines += ["    " + line for line in total[1:]]
-    lines += ["    cursor = trace.past_cursor()", f"    if {past.nonempty('cursor')}:"]
+    lines += ["    cursor = before", f"    if {past.nonempty('cursor')}:"]
     lines += ["    " + line for line in timed[1:]]
     return lines
 
@@ -729,7 +738,7 @@ class NestedJoinNode(JoinNode):
                 thin = self._thin()
             if thin is not None:
                 out: dict = {}
-                thin[2](out, a, right, i, self.bucket)
+                thin[2](out, a, right.epoch_cursor(), right.past_cursor(), i, self.bucket)
                 self.out = out or EMPTY
                 return
         heap = self.heap
@@ -745,6 +754,45 @@ class NestedJoinNode(JoinNode):
         out = {}
         self.join_rows(out, a, b, i)
         self.out = out or EMPTY
+
+    def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str],
+                   setup: list[str]):
+        """The lines of a generated iteration (:mod:`engine.schedule`) that
+        take ``evaluate``'s first path themselves, calling ``thin``'s loop
+        (no right delta, nothing due, a few left rows; the traces it was
+        made for), else ``fallback``; ``setup``: what they bind once a call.
+        When the right input is an Import (empty in the loop), the right trace
+        takes no appends while the loop runs: its cursors are asked once for
+        each trace the loop reads, not every iteration."""
+        if type(self) is not NestedJoinNode:
+            return None
+        env["colbatch"] = colbatch
+        node, left, right = name(self), name(self.inputs[0]), name(self.inputs[1])
+        setup += ["join_on_runs = colbatch.JOIN_ON_RUNS", f"{node}_bucket = {node}.bucket"]
+        guard = [] if id(self.inputs[1]) in empty else [f"not {right}.out"]
+        guard += [f"not {node}.heap", "len(_a) < join_on_runs", "_th is not None",
+                  f"_th[0] is {name(self.reads[0])}.trace",
+                  f"_th[1] is {name(self.reads[1])}.trace"]
+        if id(self.inputs[1]) in empty:
+            setup.append(f"{node}_right = None")
+            cursors = [f"{ind}        if _th[1] is not {node}_right:",
+                       f"{ind}            {node}_right = _th[1]",
+                       f"{ind}            {node}_now = {node}_right.epoch_cursor()",
+                       f"{ind}            {node}_before = {node}_right.past_cursor()",
+                       f"{ind}        _th[2](_o, _a, {node}_now, {node}_before, i, "
+                       f"{node}_bucket)"]
+        else:
+            cursors = [f"{ind}        _th[2](_o, _a, _th[1].epoch_cursor(), "
+                       f"_th[1].past_cursor(), i, {node}_bucket)"]
+        return [f"{ind}_a = {left}.out", f"{ind}_th = {node}.thin",
+                f"{ind}if {' and '.join(guard)}:",
+                f"{ind}    if _a:",
+                f"{ind}        _o = {{}}",
+                *cursors,
+                f"{ind}        {node}.out = _o or EMPTY",
+                f"{ind}    else:",
+                f"{ind}        {node}.out = EMPTY",
+                f"{ind}else:", *fallback]
 
     def _thin(self) -> tuple | None:
         """``thin`` for the traces read now (``None``: the join is spilled)."""
@@ -794,8 +842,10 @@ class NestedJoinNode(JoinNode):
             self.join_spilled(out, a, b, i)
         fns = self.functions
         if a:
-            fns["left_nested"](out, a, right, i, self.bucket)
+            fns["left_nested"](out, a, right.epoch_cursor(), right.past_cursor(), i,
+                               self.bucket)
             if b:
                 self.both_deltas(out, a, b)
         if b:
-            fns["right_nested"](out, b, left, i, self.bucket)
+            fns["right_nested"](out, b, left.epoch_cursor(), left.past_cursor(), i,
+                                self.bucket)

@@ -182,19 +182,20 @@ def test_user_function_error_at_a_later_iteration_names_the_node_and_restores_st
 
 
 def test_error_in_a_trace_append_at_a_later_iteration_is_not_renamed():
-    # Only a failing evaluate is an OperatorError of its node; what a
-    # clock_stop raises at iteration 1 goes up as it is (as at iteration 0).
+    # Only a failing evaluate is an OperatorError of its node; what a trace
+    # append (clock_stop(1, i): append_at) raises at iteration 1 goes up as it
+    # is (as at iteration 0).
     circuit = transitive_closure()
     circuit.finalize()
     child = circuit.children()[0]
     trace_node = next(n for n in child.stoppers if n.kind == "operator")
-    original = trace_node.clock_stop
+    original = trace_node.append_at
 
-    def clock_stop(scope, time):
-        if scope == 1 and time == 1:
+    def append_at(batch, time):
+        if time == 1:
             raise KeyError("append failed")
-        original(scope, time)
-    trace_node.clock_stop = clock_stop
+        original(batch, time)
+    trace_node.append_at = append_at
     with pytest.raises(OperatorError) as info:  # the root names the child node
         circuit.step({"edge": chain(4)})
     assert isinstance(info.value.__cause__, KeyError)

@@ -94,16 +94,18 @@ def test_distinct_trace_takes_both_paths():
     node = DistinctTraceNode(holder)
     place([node], nested=True)
     rows = counted(node, "evaluate_rows")
+    few = counted(node, "few_rows")
     every = counted(node, "evaluate")
     out = run_nested({"a": holder}, {"a": a}, [node], node, 2)
     # evaluated at (1, 4) although nothing arrived then: the row due there
     # takes the general path (the short one is for times with nothing due)
     assert out[(1, 4)] == {(0, 0): -1}
     assert node.heap == [] and node.scheduled == {}
-    # evaluated at (0, 0), (0, 4), (1, 0), (1, 1), (1, 2), (1, 4): the two
-    # iterations 0 are empty, (0, 4) has no past epoch (the short path runs
-    # the formula without it itself), the rest read the past (evaluate_rows)
-    assert (every["n"], rows["n"]) == (6, 3)
+    # evaluated at (0, 0), (0, 4), (1, 0), (1, 1), (1, 2), (1, 4): all but
+    # (1, 4) on the short path (few_rows: the two iterations 0 are empty,
+    # (0, 4) has no past epoch, (1, 1) and (1, 2) read it), (1, 4) on the
+    # general one (evaluate_rows)
+    assert (every["n"], few["n"], rows["n"]) == (6, 5, 1)
     for t in grid(2, 6):
         assert integral(out, t) == distinct(integral(a, t)), t
 

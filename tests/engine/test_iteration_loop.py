@@ -1,0 +1,110 @@
+"""A child circuit's iterations run in one call (``engine.schedule.Iteration.loop``).
+
+While a Feedback carries data, ``run_epoch`` calls the generated ``loop``,
+which runs the iterations itself, the join's and the Distinct Trace's few-row
+paths inline. The twins below run the same
+epochs with the loop and with the one-iteration-a-call ``iteration`` only
+(``Iteration._loop`` made to give nothing) and compare every output and the
+collections; the counts show the loop ran.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine import colbatch, schedule
+from engine.logtrace import LogTrace
+from engine.operators.join import TraceNode
+from tests.engine.circuits import closure, transitive_closure
+from tests.engine.test_small_iterations import counter_circuit
+
+
+def run(make, steps: list, output: str) -> list:
+    """Every step's output difference and the collection after it."""
+    circuit = make()
+    seen = []
+    for inputs in steps:
+        out = circuit.step(inputs)
+        seen.append((dict(out[output].items()), dict(circuit.collection(output).items())))
+    return seen
+
+
+def run_without_loop(make, steps: list, output: str) -> list:
+    """:func:`run` with one call an iteration (no generated loop)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(schedule.Iteration, "_loop", lambda self, *args: None)
+        return run(make, steps, output)
+
+
+def toggles(relation_rows: dict) -> list:
+    """Steps that insert each row not present and retract each present
+    one (the collections stay sets: a negative weight would make a loop
+    that never ends), from lists of rows to toggle per step and relation."""
+    present: dict = {name: set() for name in relation_rows}
+    steps = []
+    for k in range(max(map(len, relation_rows.values()))):
+        step = {}
+        for name, per_step in relation_rows.items():
+            batch = {}
+            for row in (per_step[k] if k < len(per_step) else ()):
+                batch[row] = -1 if row in present[name] else 1
+            for row, w in batch.items():
+                (present[name].discard if w < 0 else present[name].add)(row)
+            step[name] = batch
+        steps.append(step)
+    return steps
+
+
+def toggled(rows) -> st.SearchStrategy:
+    return st.lists(st.sets(rows, max_size=2), min_size=1, max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(toggled(st.tuples(st.integers(0, 6))), toggled(st.tuples(st.integers(0, 40))))
+def test_the_loop_gives_what_one_call_an_iteration_gives_on_a_counter(seeds, bounds):
+    steps = toggles({"c": seeds, "bound": bounds})
+    make = lambda: counter_circuit(False)[0]  # noqa: E731
+    before = colbatch.COUNTS["loop_iterations"]
+    fused = run(make, steps, "c")
+    ran = colbatch.COUNTS["loop_iterations"] - before
+    plain = run_without_loop(make, steps, "c")
+    assert fused == plain
+    if any(len(out) > 2 for out, _ in plain):
+        assert ran  # (an epoch of three iterations or more runs the loop)
+
+
+@settings(max_examples=60, deadline=None)
+@given(toggled(st.tuples(st.integers(0, 7), st.integers(0, 7))))
+def test_the_loop_gives_what_one_call_an_iteration_gives_on_a_closure(edges):
+    steps = toggles({"edge": edges})
+    before = colbatch.COUNTS["loop_iterations"]
+    fused = run(transitive_closure, steps, "path")
+    ran = colbatch.COUNTS["loop_iterations"] - before
+    assert fused == run_without_loop(transitive_closure, steps, "path")
+    total: dict = {}
+    for step in steps:
+        for row, w in step["edge"].items():
+            total[row] = total.get(row, 0) + w
+    assert set(fused[-1][1]) == closure({row for row, w in total.items() if w > 0})
+    if any(len(out) > 2 for out, _ in fused):
+        assert ran  # (an epoch of three iterations or more runs the loop)
+
+
+def test_a_long_loop_logs_its_trace_and_export():
+    # past LOG_FROM rows the loop's own trace is a LogTrace and the Export
+    # logs its rows (the long thin loop's paths), from the generated loop
+    circuit, child = counter_circuit(False)
+    bound = colbatch.LOG_FROM + 3 * 4096
+    circuit.step({"c": {(0,): 1}, "bound": {(5,): 1}})  # a past: the Export logs
+    before = colbatch.COUNTS["loop_iterations"]
+    circuit.step({"bound": {(bound,): 1}})
+    assert colbatch.COUNTS["loop_iterations"] - before >= bound - 10
+    trace_node = next(n for n in child.stoppers if type(n) is TraceNode
+                      and n.inputs[0].kind == "feedback")
+    assert type(trace_node.trace) is LogTrace
+    assert circuit.collection("c") == {(n,): 1 for n in range(bound + 1)}
+    out = circuit.step({"bound": {(bound,): -1, (7,): 1}})
+    assert dict(out["c"].items()) == {(n,): -1 for n in range(8, bound + 1)}
+    assert circuit.collection("c") == {(n,): 1 for n in range(8)}
