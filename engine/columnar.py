@@ -603,9 +603,7 @@ def merge_runs(runs: list, key_column: int, consume: bool = False) -> Run | None
                 and runs[0].bounds[-1][1] < runs[1].bounds[-1][0]):
             return interleave(runs[0], runs[1], bounds)
     if sum(map(len, runs)) >= colbatch.RADIX_ROWS:
-        found = merge_packed(runs, key_column, consume)
-        if found is not NotImplemented:
-            return found
+        return merge_packed(runs, key_column, consume)
     return make_run([np.concatenate([r.columns[c] for r in runs])
                      for c in range(len(runs[0].columns))],
                     np.concatenate([r.iterations for r in runs], dtype=INT64),
@@ -638,8 +636,9 @@ def cancels(first: Run, second: Run) -> bool:
 def merge_packed(runs: list, key_column: int, consume: bool = False):
     """:func:`make_run` of the runs' entries together, each run packed
     straight into its stretch of one key array: no column of all the entries
-    is made before the sort. ``NotImplemented`` when the entries do not pack
-    into 63 bits (:func:`make_run` then). With ``consume``, each run leaves
+    is made before the sort; entries that do not pack into 63 bits (values
+    of more than 63 bits of spread together, or not ints) are made into a
+    run as they are (:func:`unpacked_run`). With ``consume``, each run leaves
     the list once packed, its arrays freed before the sort when nothing else
     holds them (a child circuit's appends at its commit). Consecutive runs
     of fewer than :data:`MERGE_CHUNK` entries together are first
@@ -649,19 +648,17 @@ def merge_packed(runs: list, key_column: int, consume: bool = False):
     entries of 3 columns and was the load's peak; peak RSS 312 -> 255 MB
     packed run by run, -> 233 MB consumed (page faults of the load 48,000 ->
     41,000)."""
-    chunks = []
-    for chunk in _chunks(_consumed(runs) if consume else runs, key_column):
-        if chunk is None:
-            return NotImplemented
-        chunks.append(chunk)
+    chunks = list(_chunks(_consumed(runs) if consume else runs, key_column))
     if not chunks:  # (no entries)
         return None
+    if any(chunk[2] is None for chunk in chunks):
+        return unpacked_run(chunks, key_column)
     bounds = [(min(b[0] for b in column), max(b[1] for b in column))
               for column in zip(*(chunk[2] for chunk in chunks))]
     widths = [(high - low).bit_length() for low, high in bounds]
     bits = sum(widths)
-    if bits > 63:
-        return NotImplemented
+    if bits > 63:  # (the runs are consumed already: made from the chunks)
+        return unpacked_run(chunks, key_column)
     total = sum(len(chunk[1]) for chunk in chunks)
     key = np.empty(total, dtype=INT64)
     weights = np.empty(total, dtype=INT64)
@@ -688,6 +685,25 @@ def merge_packed(runs: list, key_column: int, consume: bool = False):
     return Run(columns, iterations, weights, key_column, bounds)
 
 
+def unpacked_run(chunks: list, key_column: int) -> Run | None:
+    """:func:`make_run` of the entries of :func:`merge_packed`'s chunks,
+    whose rows do not pack (a closure of node ids 2^40 apart: two columns
+    of 47 bits each).
+
+    >>> big = 1 << 60
+    >>> chunk = ([np.array([big, -big]), np.array([-big, big]), np.array([0, 1])],
+    ...          np.array([1, 1]), None)
+    >>> run = unpacked_run([chunk], 0)
+    >>> [[v // big for v in c.tolist()] for c in run.columns], run.iterations.tolist()
+    ([[-1, 1], [1, -1]], [1, 0])
+    """
+    ordered = [np.concatenate(parts) for parts in zip(*(chunk[0] for chunk in chunks))]
+    iterations = ordered.pop()
+    ordered.insert(key_column, ordered.pop(0))
+    return make_run(ordered, iterations.astype(INT64),
+                    np.concatenate([chunk[1] for chunk in chunks], dtype=INT64), key_column)
+
+
 #: :func:`merge_packed` concatenates consecutive runs of fewer entries than
 #: this together (up to this many entries) and packs each such chunk as one:
 #: a long loop's appends wait in its trace's tail as one small unsorted run
@@ -701,7 +717,7 @@ def _chunks(runs, key_column: int) -> Iterator:
     """``(ordered columns, weights, bounds)`` of the runs, the key column
     first and the iterations last (:func:`merge_packed`): a run of
     :data:`MERGE_CHUNK` entries or more as it is, smaller consecutive ones
-    concatenated; ``None`` for one whose entries are not all ints."""
+    concatenated; bounds ``None`` for one whose entries are not all ints."""
     pending: list = []
     size = 0
     for run in runs:
@@ -741,9 +757,7 @@ def _chunk(runs: list, key_column: int):
             bounds = [(min(b[0] for b in column), max(b[1] for b in column))
                       for column in zip(*(r.bounds for r in runs))]
         runs.clear()
-    if bounds is None:
-        if any(c.dtype.kind != "i" for c in ordered):
-            return None
+    if bounds is None and all(c.dtype.kind == "i" for c in ordered):
         bounds = [(int(c.min()), int(c.max())) for c in ordered]
     return ordered, weights, bounds
 

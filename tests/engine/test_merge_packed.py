@@ -59,14 +59,29 @@ def test_a_packed_merge_is_make_run_of_the_entries(parts, key_column, bounds, na
             assert low <= int(column.min()) and int(column.max()) <= high
 
 
-def test_a_packed_merge_declines_entries_past_63_bits():
-    wide = Run([np.array([0, 1 << 40]), np.array([0, 1 << 30])], np.array([0, 1]),
-               np.array([1, 1]), 0)
-    assert merge_packed([wide, wide], 0) is NotImplemented
+def concatenated(runs: list, key_column: int) -> Run | None:
+    return make_run([np.concatenate([r.columns[c] for r in runs]) for c in range(2)],
+                    np.concatenate([r.iterations for r in runs], dtype="int64"),
+                    np.concatenate([r.weights for r in runs], dtype="int64"), key_column)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 1), st.booleans(), st.booleans())
+def test_entries_past_63_bits_merge_as_they_are_consumed_or_not(key_column, bounds, narrowed):
+    """Rows whose columns spread over more than 63 bits together (node ids
+    2^40 apart) do not pack: the merge makes their run as make_run does,
+    also when it consumed the list (a child's appends at its commit: the
+    entries were lost and the merge failed)."""
+    many = [(k << 40, -(k << 41), k % 3, 1) for k in range(colbatch.RADIX_ROWS)]
+    parts = [many[1::2], many[::2], many[:7]]
+    expected = concatenated([raw_run(p, key_column, bounds, narrowed) for p in parts],
+                            key_column)
+    for consume in (False, True):
+        runs = [raw_run(p, key_column, bounds, narrowed) for p in parts]
+        assert entries_of(merge_packed(list(runs), key_column, consume)) == entries_of(expected)
+        taken = list(runs)
+        assert entries_of(merge_runs(taken, key_column, consume)) == entries_of(expected)
+        assert taken == [] if consume else taken == runs
     many = [(k % 7, k, k % 3, 1) for k in range(colbatch.RADIX_ROWS)]
     runs = [raw_run(many, 0, False, False), raw_run(many[:5], 0, False, True)]
-    merged = merge_runs(runs, 0)  # large enough: packed
-    assert entries_of(merged) == entries_of(make_run(
-        [np.concatenate([r.columns[c] for r in runs]) for c in range(2)],
-        np.concatenate([r.iterations for r in runs], dtype="int64"),
-        np.concatenate([r.weights for r in runs], dtype="int64"), 0))
+    assert entries_of(merge_runs(runs, 0)) == entries_of(concatenated(runs, 0))  # (packed)
