@@ -71,7 +71,16 @@ from __future__ import annotations
 
 from engine import colbatch, lazy
 from engine.colbatch import INT64
-from engine.columnar import PAST_LARGE, Run, filled, key_starts, merge_runs, narrow, narrow_kind
+from engine.columnar import (
+    PAST_LARGE,
+    Run,
+    filled,
+    key_starts,
+    merge_runs,
+    narrow,
+    narrow_kind,
+    unpack_in_place,
+)
 
 np = lazy.module("numpy", globals())
 colbatch.COUNTS.setdefault("shared_cells", 0)  # past probes through the table's cells
@@ -453,7 +462,7 @@ def sorted_in_place(keys: np.ndarray, iterations: np.ndarray, weights: np.ndarra
     weight_width = (most - least).bit_length()
     if key_width + width + weight_width > 63:
         return None
-    if key_low:
+    if key_low:  # (added back by unpack_in_place)
         keys -= key_low
     for values, start, end, bits in ((iterations, low, high, width),
                                      (weights, least, most, weight_width)):
@@ -461,21 +470,8 @@ def sorted_in_place(keys: np.ndarray, iterations: np.ndarray, weights: np.ndarra
             keys <<= bits
             keys |= offsets(values, start, end)
     keys.sort()
-    out = []
-    for start, end, bits in ((least, most, weight_width), (low, high, width)):
-        values = np.empty(len(keys), dtype=narrow_kind(min(start, 0), max(end, end - start)))
-        if bits:  # (the lowest bits: cast to the narrow type, then shifted out)
-            np.bitwise_and(keys, (1 << bits) - 1, out=values, casting="unsafe")
-            keys >>= bits
-            if start:
-                values += start
-        else:
-            values.fill(start)
-        out.append(values)
-    if key_low:
-        keys += key_low
-    weights, iterations = out
-    return keys, iterations, weights
+    return unpack_in_place(keys, [(key_low, key_high), (low, high), (least, most)],
+                           [key_width, width, weight_width], [INT64, None, None])
 
 
 def offsets(values: np.ndarray, low: int, high: int) -> np.ndarray:
