@@ -77,17 +77,25 @@ def test_a_long_step_hands_what_it_freed_back_and_a_short_one_does_not(monkeypat
     assert circuit.collection("path") == {(1, 2): 1, (2, 3): 1, (1, 3): 1}
 
 
-def test_a_long_step_trims_only_once_the_process_has_grown(monkeypatch):
-    """Long updates that reuse freed memory do not trim (the pages would be
-    faulted in again by the next); one after TRIM_GROWTH of growth does."""
+def long_steps_counted(monkeypatch) -> list:
+    """Every step long, TRIM_GROWTH 32 MiB from now; the trims it would make
+    listed (and not made)."""
     from engine import memory
 
     trims = []
     monkeypatch.setattr(memory, "trim", lambda: trims.append(1))
-    monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)      # every step is long
+    monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)
     monkeypatch.setattr(memory, "TRIM_GROWTH", 32 << 20)
     monkeypatch.setattr(memory, "_trimmed_at", memory.resident())
     monkeypatch.setattr(memory, "_allocated_at", memory.allocated())
+    return trims
+
+
+def test_a_long_step_trims_only_once_the_process_has_grown(monkeypatch):
+    """Long updates that reuse freed memory do not trim (the pages would be
+    faulted in again by the next); one after TRIM_GROWTH of growth does."""
+
+    trims = long_steps_counted(monkeypatch)
     circuit = transitive_closure()
     circuit.step({"edge": {(1, 2): 1}})
     circuit.step({"edge": {(2, 3): 1}})
@@ -107,12 +115,7 @@ def test_a_long_step_whose_state_did_not_grow_keeps_its_free_pages(monkeypatch):
 
     if not memory.allocated():
         pytest.skip("no mallinfo2 (not glibc)")
-    trims = []
-    monkeypatch.setattr(memory, "trim", lambda: trims.append(1))
-    monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)      # every step is long
-    monkeypatch.setattr(memory, "TRIM_GROWTH", 32 << 20)
-    monkeypatch.setattr(memory, "_trimmed_at", memory.resident())
-    monkeypatch.setattr(memory, "_allocated_at", memory.allocated())
+    trims = long_steps_counted(monkeypatch)
     resident = memory.resident()
     monkeypatch.setattr(memory, "resident", lambda: resident + (1 << 30))  # pages held free
     circuit = transitive_closure()
