@@ -925,12 +925,14 @@ def _consolidate_packed(packed, kinds: tuple, weights: np.ndarray, bounds: list)
 VALUE_SORT_ROWS = RADIX_ROWS
 
 
-def sorted_with(key: np.ndarray, bits: int, weights: np.ndarray):
+def sorted_with(key: np.ndarray, bits: int, weights: np.ndarray, own: bool = False):
     """``(key, weights)``: the packed ``key`` (non-negative, below
     ``2**bits``) in order with its ``weights`` (``int64``), equal keys
     together in any order, by one sort of the values: each weight packed
     under its key. ``None`` under :data:`VALUE_SORT_ROWS` entries or when
-    key and weight need more than 63 bits together.
+    key and weight need more than 63 bits together. ``own``: ``key`` is
+    the caller's to overwrite (packed and sorted in place, no copy: a
+    large merge's copies are page faults).
 
     >>> [x.tolist() for x in sorted_with(np.array([5, 2, 5, 7] * 1024), 3,
     ...                                  np.array([1, -1, 2, 0] * 1024))][0][1022:1026]
@@ -944,8 +946,12 @@ def sorted_with(key: np.ndarray, bits: int, weights: np.ndarray):
     if bits + width > 63:
         return None
     if not width:  # every weight the same
-        return np.sort(key), np.full(n, low, dtype=INT64)
-    both = np.left_shift(key, width)
+        if own:
+            key.sort()
+        else:
+            key = np.sort(key)
+        return key, np.full(n, low, dtype=INT64)
+    both = np.left_shift(key, width, out=key if own else None)
     both |= np.subtract(weights, low, dtype=INT64) if low else weights
     both.sort()
     weights = both & ((1 << width) - 1)
@@ -955,16 +961,18 @@ def sorted_with(key: np.ndarray, bits: int, weights: np.ndarray):
     return both, weights
 
 
-def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = False):
+def sum_packed(key: np.ndarray, bits: int, weights: np.ndarray, order: bool = False,
+               own: bool = False):
     """``(key, weights, order)``: the packed ``key`` sorted (:func:`order_packed`),
     the weights of equal keys summed, zero sums dropped; ``order`` (when asked
     for, else ``None``): each remaining key's position in the input.
+    ``own``: ``key`` is the caller's to overwrite (:func:`sorted_with`).
 
     >>> [x.tolist() for x in sum_packed(np.array([5, 2, 5, 7]), 3, np.array([1, 1, 2, 0]),
     ...                                 order=True)]
     [[2, 5], [1, 3], [1, 0]]
     """
-    found = None if order else sorted_with(key, bits, weights)
+    found = None if order else sorted_with(key, bits, weights, own)
     if found is not None:
         key, weights = found
     else:

@@ -133,34 +133,54 @@ def test_runs_in_iteration_order_merge_by_one_sort():
     assert trace.cur[0].iterations.tolist() == [2, 3]
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.dictionaries(st.integers(-(1 << 40), 1 << 40), st.integers(-3, 3).filter(bool),
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.integers(-(1 << 40), 1 << 40),
+                                st.integers(-3, 3).filter(bool)
+                                | st.integers(-(1 << 22), 1 << 22).filter(bool),
                                 max_size=12), min_size=2, max_size=6),
-       st.sampled_from([0, 7, 1 << 20]))
-def test_merge_epoch_by_value_equals_the_stable_sort(batches, first):
-    """The epoch's runs merged by a sort of (key, iteration) packed with the
-    weights (colbatch.sorted_with) as by the stable sort of their keys."""
+       st.sampled_from([0, 7, 1 << 20]), st.sampled_from(["int8", "int64"]))
+@example([{0: 1, 5: -2}, {0: -1 << 22, 3: 1}], 0, "int64")   # 41 + 1 + 24 bits: no packing
+def test_merge_epoch_by_value_equals_the_stable_sort(batches, first, narrow_weights):
+    """The epoch's runs merged by a sort of key, iteration and weight packed
+    in place (densesums.sorted_in_place) as by the stable sort of their keys:
+    the same entries in the same types; the packing taken whenever the three
+    fit 63 bits."""
     merged = []
+    packed = []
+    original = densesums.sorted_in_place
+
+    def counted(*args):
+        found = original(*args)
+        packed.append(found is not None)
+        return found
+
     for value_sort in (0, 1 << 40):
         trace = PackedTrace()
         for i, batch in enumerate(batches, first):
             keys = sorted(batch)
-            densesums.append_run(trace, np.array(keys, dtype=np.int64), i,
-                                 np.array([batch[k] for k in keys], dtype=np.int64))
+            weights = np.array([batch[k] for k in keys], dtype=np.int64)
+            if narrow_weights == "int8" and len(weights) and np.abs(weights).max() < 128:
+                weights = weights.astype(np.int8)
+            densesums.append_run(trace, np.array(keys, dtype=np.int64), i, weights)
         if len(trace.cur) < 2:
             return
         saved = colbatch.VALUE_SORT_ROWS
         colbatch.VALUE_SORT_ROWS = value_sort
+        densesums.sorted_in_place = counted
         try:
             densesums.merge_epoch(trace)
         finally:
             colbatch.VALUE_SORT_ROWS = saved
+            densesums.sorted_in_place = original
         (run,) = trace.cur
         merged.append((run.keys.tolist(), run.iterations.tolist(), run.weights.tolist(),
-                       run.bounds))
+                       run.bounds, run.iterations.dtype, run.weights.dtype))
     assert merged[0] == merged[1]
-    expected = sorted((k, i) for i, batch in enumerate(batches, first) for k in batch)
-    assert list(zip(merged[0][0], merged[0][1])) == expected
+    entries = [(k, i, w) for i, batch in enumerate(batches, first) for k, w in batch.items()]
+    assert list(zip(*merged[0][:3])) == sorted(entries)
+    keys, iterations, weights = zip(*entries)
+    bits = sum((max(x) - min(x)).bit_length() for x in (keys, iterations, weights))
+    assert packed == [bits <= 63]
 
 
 past_entries = st.lists(st.tuples(rows, st.integers(0, 6), st.integers(-2, 2).filter(bool)),

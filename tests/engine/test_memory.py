@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine import Circuit
 from engine.aggregates import count
 from engine.operators.distinct import DistinctNode, DistinctTraceNode
@@ -66,23 +68,34 @@ def test_a_long_step_hands_what_it_freed_back_and_a_short_one_does_not(monkeypat
     assert trims == []
     monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)      # every step is long
     monkeypatch.setattr(memory, "TRIM_GROWTH", 0)       # and grew the process enough
+    monkeypatch.setattr(memory, "TRIM_SHARE", -1.0)     # and its state
     monkeypatch.setattr(memory, "_trimmed_at", 0)
+    monkeypatch.setattr(memory, "_allocated_at", 0)
     circuit.step({"edge": {(2, 3): 1}})
     circuit.step({"edge": {(3, 4): 1}}, dry_run=True)
     assert trims == [1, 1]
     assert circuit.collection("path") == {(1, 2): 1, (2, 3): 1, (1, 3): 1}
 
 
-def test_a_long_step_trims_only_once_the_process_has_grown(monkeypatch):
-    """Long updates that reuse freed memory do not trim (the pages would be
-    faulted in again by the next); one after TRIM_GROWTH of growth does."""
+def long_steps_counted(monkeypatch) -> list:
+    """Every step long, TRIM_GROWTH 32 MiB from now; the trims it would make
+    listed (and not made)."""
     from engine import memory
 
     trims = []
     monkeypatch.setattr(memory, "trim", lambda: trims.append(1))
-    monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)      # every step is long
+    monkeypatch.setattr(memory, "TRIM_AFTER", 0.0)
     monkeypatch.setattr(memory, "TRIM_GROWTH", 32 << 20)
     monkeypatch.setattr(memory, "_trimmed_at", memory.resident())
+    monkeypatch.setattr(memory, "_allocated_at", memory.allocated())
+    return trims
+
+
+def test_a_long_step_trims_only_once_the_process_has_grown(monkeypatch):
+    """Long updates that reuse freed memory do not trim (the pages would be
+    faulted in again by the next); one after TRIM_GROWTH of growth does."""
+
+    trims = long_steps_counted(monkeypatch)
     circuit = transitive_closure()
     circuit.step({"edge": {(1, 2): 1}})
     circuit.step({"edge": {(2, 3): 1}})
@@ -92,3 +105,22 @@ def test_a_long_step_trims_only_once_the_process_has_grown(monkeypatch):
     assert trims == [1]
     circuit.step({"edge": {(4, 5): 1}})   # grown no further since
     assert trims == [1] and len(grown) == 64 << 20
+
+
+def test_a_long_step_whose_state_did_not_grow_keeps_its_free_pages(monkeypatch):
+    """A long update that freed its temporaries (resident growth the allocator
+    holds as free pages) leaves them for the next update to reuse: no trim
+    until the allocated bytes grow by TRIM_SHARE."""
+    from engine import memory
+
+    if not memory.allocated():
+        pytest.skip("no mallinfo2 (not glibc)")
+    trims = long_steps_counted(monkeypatch)
+    resident = memory.resident()
+    monkeypatch.setattr(memory, "resident", lambda: resident + (1 << 30))  # pages held free
+    circuit = transitive_closure()
+    circuit.step({"edge": {(1, 2): 1}})
+    assert trims == []
+    grown = b"\1" * int(memory.TRIM_SHARE * memory.allocated() + (1 << 20))
+    circuit.step({"edge": {(2, 3): 1}})
+    assert trims == [1] and len(grown)

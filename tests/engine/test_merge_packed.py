@@ -41,17 +41,29 @@ def entries_of(run: Run | None) -> list:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(ENTRY, min_size=1, max_size=30), min_size=1, max_size=4),
-       st.integers(0, 1), st.booleans(), st.booleans())
-def test_a_packed_merge_is_make_run_of_the_entries(parts, key_column, bounds, narrowed):
+       st.integers(0, 1), st.booleans(), st.booleans(), st.booleans())
+def test_a_packed_merge_is_make_run_of_the_entries(parts, key_column, bounds, narrowed, large):
+    """``large``: as a large merge is, the key sorted by value in place
+    (colbatch.sorted_with's ``own``) and the iterations read back narrow."""
     runs = [raw_run(entries, key_column, bounds, narrowed) for entries in parts]
-    found = merge_packed(runs, key_column)
+    saved = colbatch.VALUE_SORT_ROWS, colbatch.NARROW_ROWS
+    if large:
+        colbatch.VALUE_SORT_ROWS = colbatch.NARROW_ROWS = 0
+    try:
+        found = merge_packed(runs, key_column)
+        given_up = list(runs)  # consumed: the same merge, the list emptied
+        consumed = merge_packed(given_up, key_column, consume=True)
+    finally:
+        colbatch.VALUE_SORT_ROWS, colbatch.NARROW_ROWS = saved
     expected = make_run([np.concatenate([r.columns[c] for r in runs]) for c in range(2)],
                         np.concatenate([r.iterations for r in runs], dtype="int64"),
                         np.concatenate([r.weights for r in runs], dtype="int64"), key_column)
     assert entries_of(found) == entries_of(expected)
-    given_up = list(runs)  # consumed: the same merge, the list emptied
-    assert entries_of(merge_packed(given_up, key_column, consume=True)) == entries_of(expected)
+    assert entries_of(consumed) == entries_of(expected)
     assert given_up == []
+    if found is not None:
+        assert [c.dtype for c in found.columns] == [np.int64] * 2
+        assert found.iterations.dtype == (np.int8 if large else np.int64)
     if found is not None:
         assert found.keys is found.columns[key_column]
         for column, (low, high) in zip([found.keys, found.columns[1 - key_column],

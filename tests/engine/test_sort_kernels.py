@@ -139,6 +139,8 @@ def test_sum_packed_by_value_equals_by_order(values, bits, small, spread, repeat
     try:
         fits = sorted_with(key, bits, weights) is not None
         by_value = sum_packed(key.copy(), bits, weights)
+        mine = key.copy()  # (sorted in place: the caller's to overwrite)
+        in_place = sum_packed(mine, bits, weights, own=True)
     finally:
         colbatch.VALUE_SORT_ROWS = saved
     width = (int(weights.max()) - int(weights.min())).bit_length()
@@ -146,6 +148,7 @@ def test_sum_packed_by_value_equals_by_order(values, bits, small, spread, repeat
     assert by_value[2] is None
     assert by_value[0].tolist() == ordered[0].tolist()
     assert by_value[1].tolist() == ordered[1].tolist()
+    assert [x.tolist() for x in in_place[:2]] == [x.tolist() for x in by_value[:2]]
     expected = dict_sum(key.tolist(), weights.tolist())
     assert dict(zip(by_value[0].tolist(), by_value[1].tolist())) == expected
     assert by_value[0].tolist() == sorted(expected)
