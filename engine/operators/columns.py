@@ -53,6 +53,7 @@ from engine.columnar import (
     interleave,
     key_starts,
     make_run,
+    merge_runs,
     push_past,
     push_run,
 )
@@ -613,6 +614,29 @@ def gather_past(trace, sought: np.ndarray, columns: list | None, cells, span: tu
     return (*(np.concatenate((ours[k], found[k])) for k in range(3)), False)
 
 
+def load_runs(runs: list) -> list:
+    """The runs of the epoch that loads an empty past, merged into one: left
+    as the epoch's merges left them (by FACTOR), they stayed the past's for
+    good (the later epochs' small runs merge with the smallest only), and
+    each probe of the past searched each of them (andersen-200x50's
+    Distinct: 417,000, 78,000, 13,000 and 2,400 entries). The merge costs
+    once what the load sorted already; the past read by every later
+    epoch's probes is one search a key instead of four. CPU ms a
+    retraction/insertion, median over 150 single-fact updates,
+    andersen-200x50: see the commit's figures.
+
+    >>> from engine.operators.columns import key_run
+    >>> runs = [key_run(np.array([1, 4]), np.zeros(2, dtype=INT64), np.ones(2, dtype=INT64)),
+    ...         key_run(np.array([2]), np.ones(1, dtype=INT64), np.ones(1, dtype=INT64))]
+    >>> [run.keys.tolist() for run in load_runs(runs)], load_runs([])
+    ([[1, 2, 4]], [])
+    """
+    if len(runs) < 2:
+        return runs
+    merged = merge_runs(runs, 0)
+    return [] if merged is None else [merged]
+
+
 class PackedTrace:
     """A child circuit's Z-set trace (Distinct's) in runs of packed rows:
     ``past`` (earlier epochs, compacted, iterations kept) and ``cur`` (this
@@ -677,10 +701,12 @@ class PackedTrace:
 
     def commit(self, closed: bool = False) -> None:
         """The epoch's runs into the past (``closed``: :meth:`close_epoch`
-        called already)."""
+        called already); those of the first epoch to write any (the load)
+        merged into one (:func:`load_runs`)."""
         if not closed:
             self.close_epoch()
-        self.into_past(self.cur, partial(push_past, self.past, key_column=0))
+        runs = self.cur if self.past else load_runs(self.cur)
+        self.into_past(runs, partial(push_past, self.past, key_column=0))
         self.cur = []
         self.scheduled = {}
         self.sums_at = 0
