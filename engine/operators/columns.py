@@ -619,11 +619,19 @@ def load_runs(runs: list) -> list:
     as the epoch's merges left them (by FACTOR), they stayed the past's for
     good (the later epochs' small runs merge with the smallest only), and
     each probe of the past searched each of them (andersen-200x50's
-    Distinct: 417,000, 78,000, 13,000 and 2,400 entries). The merge costs
-    once what the load sorted already; the past read by every later
-    epoch's probes is one search a key instead of four. CPU ms a
-    retraction/insertion, median over 150 single-fact updates,
-    andersen-200x50: see the commit's figures.
+    Distinct: 417,000, 78,000, 13,000 and 2,400 entries; negagg-1000-1500's:
+    318,000, 22,000 and 4,200). The past read by every later epoch's
+    probes is then one search a key instead of three or four, for one
+    merge of the load's entries (load CPU ms, five runs alternated:
+    andersen-200x50 175-188 -> 193-201, negagg-1000-1500 109-114 ->
+    120-123). CPU ms a single-fact update, five runs alternated without /
+    with the merge: andersen-200x50 (150 updates) retraction median
+    0.741-0.769 -> 0.665-0.740, insertion equal (0.599-0.628 /
+    0.592-0.631); negagg-1000-1500 (60) retraction median 3.38-3.60 ->
+    3.12-3.35, mean 7.97-8.15 -> 7.01-7.47, insertion equal. Merging the
+    runs after the largest only (cheaper: load +5 ms) did as well on
+    andersen-200x50 but not on negagg-1000-1500 (its largest run is the
+    one probed dearest: 120 µs a vectorised step).
 
     >>> from engine.operators.columns import key_run
     >>> runs = [key_run(np.array([1, 4]), np.zeros(2, dtype=INT64), np.ones(2, dtype=INT64)),
