@@ -682,8 +682,7 @@ class PastCells(Box):
         densely, a step reads them without finding the matches first (a
         chain's update: ~6 numpy calls fewer an iteration than
         :meth:`gather` and the scatter of its matches)."""
-        if (self.iterations is None or sums.lows != self.lows or sums.sizes != self.sizes
-                or len(past) != len(self.ids) or not self.ids.issuperset(map(id, past))):
+        if self.rest(past) != [] or sums.lows != self.lows or sums.sizes != self.sizes:
             return None
         colbatch.COUNTS["past_cells_dense"] += 1
         return self.weights[index], self.iterations[index]
@@ -707,11 +706,8 @@ def widened(table: np.ndarray, values: np.ndarray) -> np.ndarray:
     ``values``."""
     if not len(values):
         return table
-    low, high = int(values.min()), int(values.max())
-    kind = table.dtype
-    while not (np.iinfo(kind).min <= low and high <= np.iinfo(kind).max):
-        kind = np.dtype({1: np.int16, 2: np.int32}.get(kind.itemsize, INT64))
-    return table if kind == table.dtype else table.astype(kind)
+    needed = np.dtype(narrow_kind(int(values.min()), int(values.max())))
+    return table if needed.itemsize <= table.itemsize else table.astype(needed)
 
 
 #: :func:`sum_past` sums the past's runs of this many entries or more (a run
