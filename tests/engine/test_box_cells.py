@@ -2,16 +2,18 @@
 (engine.operators.densesums.Box.cells_of without the columns, through
 engine.operators.columns.Packing.column) are the cells found from the rows'
 columns: rows of one to three columns, inside the box and outside it (on
-either side, by any distance), checked or not."""
+either side, by any distance), checked or not. The past's cells
+(PastCells.add) widen their iterations by the bounds of the run added."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.operators.columns import Packing
-from engine.operators.densesums import Box
+from engine.operators.columns import Packing, key_run
+from engine.operators.densesums import Box, PastCells
 
 
 @st.composite
@@ -46,3 +48,17 @@ def test_cells_off_the_keys_are_the_cells_of_the_columns(case, check):
     if check:  # (outside the box: the empty slot)
         assert found.tolist() == expected.tolist()
         assert set(found[~inside].tolist()) <= {box.cells}
+
+
+@pytest.mark.parametrize("iteration", [5, 300, 40_000, 1 << 33])
+def test_past_cells_widen_to_the_iterations_their_runs_bound(iteration):
+    """Cells added a run at a later iteration than their type holds take a
+    wider type (from the run's bounds): its rows read back at it."""
+    packing = Packing(2)
+    keys = packing.pack([np.array([0, 1]), np.array([1, 1])])
+    past = PastCells(packing, [(0, 1), (0, 1)], [])
+    run = key_run(keys, np.array([2, iteration]), np.array([1, -1]))
+    assert run.bounds[-1] == (2, iteration)
+    assert past.add(run)
+    mine, at, weights = past.gather(keys, None, None)
+    assert (mine.tolist(), at.tolist(), weights.tolist()) == ([0, 1], [2, iteration], [1, -1])
