@@ -56,9 +56,10 @@ with the Distinct's step made ``dict(batch)`` (wrong answers, no trace
 kept) counter-300000's batch took 375-400 ms instead of 650-730, with the
 step only appending the row to the trace's dict 620-660 ms (a noisy
 machine: that split is rough); with the trace node's ``append_at`` made a
-no-op (no log kept) an iteration went from 1.86 to 1.45 us. An iteration
-of a one-row delta is cheaper only with less state kept per row (or kept
-in bulk), not with fewer calls.
+no-op (no log kept) an iteration went from 1.86 to 1.45 us. What did pay
+is less work inside the Distinct's step for one row: its cursors' names
+bound once an epoch and part, no output dict built for the step and read
+back (``DistinctTraceNode.loop_lines``, ``one_row_lines``: 2.47 -> 2.08 s).
 """
 
 from __future__ import annotations
