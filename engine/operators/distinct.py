@@ -574,18 +574,23 @@ class DistinctTraceNode(Node):
 
     def _ready(self) -> tuple:
         """``ready`` made anew: ``(trace, step or None, past cursor, epoch
-        cursor, no_past, pack or None, one)``: ``step`` if an earlier epoch
-        left entries, ``pack`` the sealed runs' (a row they cannot hold is
-        ``None``: it goes to ``evaluate_rows``), ``one`` the formula for one
-        row (``one_row_lines``) on these cursors."""
+        cursor, no_past, pack or None)``: ``step`` if an earlier epoch left
+        entries, ``pack`` the sealed runs' (a row they cannot hold is
+        ``None``: it goes to ``evaluate_rows``)."""
         trace, functions = self.trace, self.functions
-        past, cur = trace.past_cursor(), trace.epoch_cursor()
-        one = (functions["one_row"](past, cur, self.scheduled, self.heap, self) if past
-               else functions["fresh_row"](cur, self))
-        self.ready = (trace, functions["step"] if past else None, past, cur,
-                      functions["no_past"], trace.sealed_cur.pack if self.sealed else None,
-                      one)
+        past = trace.past_cursor()
+        self.ready = (trace, functions["step"] if past else None, past, trace.epoch_cursor(),
+                      functions["no_past"], trace.sealed_cur.pack if self.sealed else None)
         return self.ready
+
+    def one_for(self, ready: tuple):
+        """The formula for one row (``one_row_lines``) on ``ready``'s
+        cursors, made when a generated loop first meets this ``ready`` (made
+        with it, every epoch's ``ready`` cost Andersen's updates ~3%)."""
+        functions, past, cur = self.functions, ready[2], ready[3]
+        if ready[1] is not None:
+            return functions["one_row"](past, cur, self.scheduled, self.heap, self)
+        return functions["fresh_row"](cur, self)
 
     def loop_lines(self, name, env: dict, empty: set, ind: str, fallback: list[str],
                    setup: list[str]):
@@ -597,7 +602,7 @@ class DistinctTraceNode(Node):
 
         A batch of one row, with ``ready`` made (it is dropped whenever the
         trace or a part of it changes) and no seal to consider at ``i``
-        (``i & seal_mask``), goes to ``ready``'s ``one``: the formula with
+        (``i & seal_mask``), goes to :meth:`one_for` ``ready``: the formula with
         the cursors' names bound once, not every iteration, and no output
         dict built and read back. Past ``MAX_PACKED`` iterations (dict
         histories) and for a row a sealed trace's runs cannot hold
@@ -611,17 +616,21 @@ class DistinctTraceNode(Node):
         env["MAX_PACKED"] = MAX_PACKED
         node = name(self)
         setup += ["loop_rows = colbatch.LOOP_ROWS", f"{node}_few = {node}.few_rows",
-                  f"{node}_mask = {node}.seal_mask"]
+                  f"{node}_mask = {node}.seal_mask", f"{node}_made = {node}.one_for",
+                  f"{node}_rd = None"]
         return [f"{ind}_b = {name(self.inputs[0])}.out",
                 f"{ind}_hp = {node}.heap",
                 f"{ind}if {node}.packed is None and len(_b) < loop_rows "
                 f"and not (_hp and _hp[0] == i):",
                 f"{ind}    _rd = {node}.ready",
                 f"{ind}    if len(_b) == 1 and i & {node}_mask and i <= MAX_PACKED and _rd:",
+                f"{ind}        if _rd is not {node}_rd:",
+                f"{ind}            {node}_rd = _rd",
+                f"{ind}            {node}_one = {node}_made(_rd)",
                 f"{ind}        for _r, _w in _b.items():",
                 f"{ind}            pass",
                 f"{ind}        if _w and (_rd[5] is None or _rd[5](_r) is not None):",
-                f"{ind}            _x = _rd[6](_r, _w, i)",
+                f"{ind}            _x = {node}_one(_r, _w, i)",
                 f"{ind}            {node}.out = {{_r: _x}} if _x else EMPTY",
                 f"{ind}        else:",
                 f"{ind}            {node}_few(i, _b)",

@@ -2,7 +2,7 @@
 
 While a Feedback carries data, ``run_epoch`` calls the generated ``loop``,
 which runs the iterations itself, the join's and the Distinct Trace's few-row
-paths inline (the Distinct's one-row formula, ``ready``'s ``one``, called
+paths inline (the Distinct's one-row formula, ``one_for``, called
 directly). The twins below run the same
 epochs with the loop and with the one-iteration-a-call ``iteration`` only
 (``Iteration._loop`` made to give nothing) and compare every output and the
@@ -47,11 +47,10 @@ def counting_one(patch) -> list:
     only the generated loop calls (``DistinctTraceNode.loop_lines``), and in
     ``[1]`` those on a sealed trace, in ``[2]`` the last iteration of one."""
     calls = [0, 0, 0]
-    made = DistinctTraceNode._ready
+    made = DistinctTraceNode.one_for
 
-    def ready(self):
-        found = made(self)
-        one, sealed = found[6], found[5] is not None
+    def one_for(self, ready):
+        one, sealed = made(self, ready), ready[5] is not None
 
         def counted(row, w, i):
             calls[0] += 1
@@ -59,10 +58,9 @@ def counting_one(patch) -> list:
             calls[2] = i
             return one(row, w, i)
 
-        self.ready = (*found[:6], counted)
-        return self.ready
+        return counted
 
-    patch.setattr(DistinctTraceNode, "_ready", ready)
+    patch.setattr(DistinctTraceNode, "one_for", one_for)
     return calls
 
 
