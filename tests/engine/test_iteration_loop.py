@@ -2,7 +2,8 @@
 
 While a Feedback carries data, ``run_epoch`` calls the generated ``loop``,
 which runs the iterations itself, the join's and the Distinct Trace's few-row
-paths inline. The twins below run the same
+paths inline (the Distinct's one-row formula, ``one_for``, called
+directly). The twins below run the same
 epochs with the loop and with the one-iteration-a-call ``iteration`` only
 (``Iteration._loop`` made to give nothing) and compare every output and the
 collections; the counts show the loop ran.
@@ -15,7 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import colbatch, schedule
+from engine.circuit import Circuit
 from engine.logtrace import LogTrace
+from engine.operators import distinct as distinct_module
+from engine.operators.distinct import DistinctTraceNode
 from engine.operators.join import TraceNode
 from tests.engine.circuits import closure, transitive_closure
 from tests.engine.test_small_iterations import counter_circuit
@@ -36,6 +40,28 @@ def run_without_loop(make, steps: list, output: str) -> list:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(schedule.Iteration, "_loop", lambda self, *args: None)
         return run(make, steps, output)
+
+
+def counting_one(patch) -> list:
+    """Counts (in ``[0]``) the calls of the Distinct's one-row formula, which
+    only the generated loop calls (``DistinctTraceNode.loop_lines``), and in
+    ``[1]`` those on a sealed trace, in ``[2]`` the last iteration of one."""
+    calls = [0, 0, 0]
+    made = DistinctTraceNode.one_for
+
+    def one_for(self, ready):
+        one, sealed = made(self, ready), ready[5] is not None
+
+        def counted(row, w, i):
+            calls[0] += 1
+            calls[1] += sealed
+            calls[2] = i
+            return one(row, w, i)
+
+        return counted
+
+    patch.setattr(DistinctTraceNode, "one_for", one_for)
+    return calls
 
 
 def toggles(relation_rows: dict) -> list:
@@ -75,6 +101,32 @@ def test_the_loop_gives_what_one_call_an_iteration_gives_on_a_counter(seeds, bou
         assert ran  # (an epoch of three iterations or more runs the loop)
 
 
+@pytest.mark.parametrize("seal", [False, True])
+def test_the_one_row_formula_gives_what_the_step_gives_through_epochs(seal):
+    # a counter through epochs that leave a past (the formula with w1, w2 and
+    # rows scheduled at their next time: a seed below one counted before),
+    # the first one none (no_past's); with seal, long enough that the
+    # Distinct seals its rows into runs (the sealed cursors' formula)
+    top = colbatch.SEAL_ROWS + 300 if seal else 90
+    steps = [{"c": {(0,): 1}, "bound": {(top,): 1}},
+             {"c": {(5,): 1}},
+             {"c": {(0,): -1}},
+             {"bound": {(top,): -1, (top + 70,): 1}},
+             {"c": {(0,): 1, (5,): -1}, "bound": {(40,): 1}}]
+    make = lambda: counter_circuit(False)[0]  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        ones = counting_one(patch)
+        fused = run(make, steps, "c")
+    assert fused == run_without_loop(make, steps, "c")
+    assert ones[0] > top // 2  # (the first epoch alone runs it ~top times)
+    assert bool(ones[1]) == seal
+    assert fused[-1][1] == {(n,): 1 for n in range(top + 71)}
+    if seal:  # the loop seals the first epoch's rows (few_rows at i & seal_mask == 0)
+        circuit, child = counter_circuit(False)
+        circuit.step(steps[0])
+        assert next(node for node in child.nodes if type(node) is DistinctTraceNode).sealed
+
+
 @settings(max_examples=60, deadline=None)
 @given(toggled(st.tuples(st.integers(0, 7), st.integers(0, 7))))
 def test_the_loop_gives_what_one_call_an_iteration_gives_on_a_closure(edges):
@@ -108,3 +160,49 @@ def test_a_long_loop_logs_its_trace_and_export():
     out = circuit.step({"bound": {(bound,): -1, (7,): 1}})
     assert dict(out["c"].items()) == {(n,): -1 for n in range(8, bound + 1)}
     assert circuit.collection("c") == {(n,): 1 for n in range(8)}
+
+
+def counter_to_a_word(top: int):
+    """The counter of ``counter_circuit`` up to ``top``, whose last row is a
+    word: ``c(n + 1) :- c(n), n < top - 1`` and ``c("end") :- c(top - 1)``
+    (a row that no sealed run can hold, arriving after the seals)."""
+    circuit = Circuit()
+    seed = circuit.source("c", arity=1)
+    with circuit.child("c") as child:
+        c = child.feedback("c", arity=1)
+        step = (c.stream.filter(lambda row: type(row[0]) is int)
+                .map(lambda row: (row[0] + 1,) if row[0] < top - 1 else ("end",)))
+        total = child.import_(seed).plus(step).distinct()
+        c.connect(total)
+        circuit.output("c", child.export(total), keep=True)
+    return circuit, child
+
+
+def test_a_row_the_sealed_runs_cannot_hold_leaves_the_one_row_formula():
+    # the loop's one-row formula on a sealed trace only for a row that packs
+    # (ready's pack): the word goes to few_rows, which unseals the trace
+    top = colbatch.SEAL_ROWS + 200
+    make = lambda: counter_to_a_word(top)[0]  # noqa: E731
+    steps = [{"c": {(0,): 1}}, {"c": {(0,): -1}}, {"c": {(0,): 1}}]
+    with pytest.MonkeyPatch.context() as patch:
+        ones = counting_one(patch)
+        circuit, child = counter_to_a_word(top)
+        circuit.step(steps[0])
+        distinct = next(node for node in child.nodes if type(node) is DistinctTraceNode)
+        assert ones[1] and distinct.no_columns  # (sealed, then a word: back to dicts)
+        fused = run(make, steps, "c")
+    assert fused == run_without_loop(make, steps, "c")
+    assert fused[0][1] == {**{(n,): 1 for n in range(top)}, ("end",): 1}
+
+
+def test_past_the_packed_iterations_the_loop_leaves_the_one_row_formula():
+    # the one-row formula appends packed histories (20 bits of iteration);
+    # past distinct's MAX_PACKED (made 40 here) the loop calls few_rows
+    steps = [{"c": {(0,): 1}, "bound": {(100,): 1}}]
+    make = lambda: counter_circuit(False)[0]  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(distinct_module, "MAX_PACKED", 40)
+        ones = counting_one(patch)
+        fused = run(make, steps, "c")
+    assert ones[0] and ones[2] <= 40
+    assert fused[0][1] == {(n,): 1 for n in range(101)}
