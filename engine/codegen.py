@@ -43,9 +43,10 @@ def key_function(index) -> Callable:
 
 
 #: How many compiled sources :func:`compiled` keeps. A program's circuit generates
-#: a few dozen (andersen-200x50: 19 for its session and first batch, ~10 ms of
-#: compiling), built again for each session and at each REPL statement.
-CODE_CACHE_SIZE = 1024
+#: a few dozen, built again for each session and at each REPL statement
+#: (andersen-200x50: 22, ~10 ms of compiling, holding 211 KiB once its session is
+#: gone, by tracemalloc): 256 keep ~2.5 MiB at most.
+CODE_CACHE_SIZE = 256
 _code: dict[tuple[str, str], CodeType] = {}
 
 
