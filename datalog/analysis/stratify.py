@@ -150,8 +150,8 @@ def stratify(program: Module) -> list[Stratum]:
     when a negative or aggregate edge lies inside a component (one diagnostic per
     such edge)."""
     graph = dependencies(program)
-    found = strongly_connected(graph.nodes, graph.successors)
-    members = {name: index for index, names in enumerate(found) for name in names}
+    found = _components(graph)
+    members = found[1]
     problems: list[Diagnostic] = []
     for (source, target), data in graph.edges.items():
         if data["kind"] != "positive" and members[source] == members[target]:
@@ -164,7 +164,7 @@ def stratify(program: Module) -> list[Stratum]:
     for number, clause in enumerate(c for rule in program.rules for c in rule.clauses()):
         by_head.setdefault(clause[0].relation, []).append((number, clause))
     strata = []
-    for names, recursive in components(graph, (found, members)):
+    for names, recursive in components(graph, found):
         numbered = sorted((item for name in names for item in by_head.get(name, ())),
                           key=lambda item: item[0])
         pruning = tuple(s for s in program.subsumptions if s.dominated.relation in names)
@@ -172,15 +172,18 @@ def stratify(program: Module) -> list[Stratum]:
     return strata
 
 
+def _components(graph: Dependencies) -> tuple[list[list[str]], dict[str, int]]:
+    """The strongly connected components, and each relation's index among them."""
+    sets = strongly_connected(graph.nodes, graph.successors)
+    return sets, {name: index for index, names in enumerate(sets) for name in names}
+
+
 def components(graph: Dependencies, found: tuple[list, dict] | None = None):
     """``(relations, recursive)`` of each strongly connected component, in a
     dependency order that is stable: among the components ready to come next,
-    the one with the alphabetically first relation. ``found``: the components
-    and the component of each relation, when already computed."""
-    if found is None:
-        sets = strongly_connected(graph.nodes, graph.successors)
-        found = sets, {name: index for index, names in enumerate(sets) for name in names}
-    sets, members = found
+    the one with the alphabetically first relation. ``found``: what
+    :func:`_components` gives, when already computed."""
+    sets, members = _components(graph) if found is None else found
     following: dict[int, set[int]] = {}
     for source, target in graph.edges:
         if members[source] != members[target]:
