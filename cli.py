@@ -371,7 +371,8 @@ def explain(program: str, facts: tuple[str, ...], fact_dir: str,
     its shortest derivation, down to input facts; or, for one that does not
     hold, where each rule for it fails (then the exit status is 1)."""
     from datalog import DatalogError
-    from datalog.api import Program, WhyNot, answer
+    from datalog.api import Program
+    from datalog.explain import WhyNot, answer
 
     try:
         session = Program.from_file(program, functors=functors).session(fact_dir)

@@ -67,7 +67,6 @@ from datalog.errors import (
     StoreError,
     did_you_mean,
 )
-from datalog.explain import WhyNot, answer  # noqa: F401 (the CLI's `datalog explain`)
 from datalog.frames import check_value
 from datalog.functors import bind_functors
 from datalog.inputs import InputRows, input_rows

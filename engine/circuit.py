@@ -11,10 +11,10 @@ component; its **Export**s hand the parent the sum of their iteration
 differences: the epoch difference).
 
 Each circuit evaluates its nodes in a topological order of the graph without
-feedback edges (networkx). A child circuit at epoch ``e`` runs iterations
-``i = 0, 1, ...`` and stops when its Feedbacks carry nothing **and** no operator
-holds work for a later iteration; if only operators hold work, the clock jumps
-to the earliest such iteration::
+feedback edges (:func:`engine.graphs.lexicographic_order`). A child circuit at
+epoch ``e`` runs iterations ``i = 0, 1, ...`` and stops when its Feedbacks carry
+nothing **and** no operator holds work for a later iteration; if only operators
+hold work, the clock jumps to the earliest such iteration::
 
          ┌─────────────────────── child ────────────────────────┐
     edge ┼─> Import ──┐                                          │
@@ -33,7 +33,7 @@ import contextlib
 import time
 from collections.abc import Mapping
 
-from engine import gcpolicy, lazy
+from engine import gcpolicy
 from engine.colbatch import COUNTS, ColBatch
 from engine.errors import (
     BuildError,
@@ -43,12 +43,11 @@ from engine.errors import (
     MemoryLimitError,
     OperatorError,
 )
+from engine.graphs import CycleError, lexicographic_order
 from engine.memory import trim_after
 from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
 from engine.schedule import Iteration, moved_feedbacks, quiet_inputs
 from engine.zset import EMPTY, ZSet
-
-nx = lazy.module("networkx", globals())
 
 
 class BaseCircuit:
@@ -157,15 +156,14 @@ def _dot_escape(text: str) -> str:
 
 
 def _topological_order(circuit: BaseCircuit, live: set) -> list[Node]:
-    graph = nx.DiGraph()
     nodes = [n for n in circuit.nodes if id(n) in live]
+    successors: dict[int, list[int]] = {}
     for node in nodes:
-        graph.add_node(node.local_id)
         for other in node.inputs:
-            graph.add_edge(other.local_id, node.local_id)
+            successors.setdefault(other.local_id, []).append(node.local_id)
     try:
-        ids = list(nx.lexicographical_topological_sort(graph))
-    except nx.NetworkXUnfeasible as error:
+        ids = lexicographic_order((n.local_id for n in nodes), successors)
+    except CycleError as error:
         raise BuildError(f"circuit `{circuit.label or 'root'}` has a cycle that does not "
                          f"go through a Feedback") from error
     return [circuit.nodes[k] for k in ids]

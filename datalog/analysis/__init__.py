@@ -18,7 +18,7 @@ Analyses:
 - :mod:`~datalog.analysis.check`: a module -> its diagnostics, running the passes
   of ``CHECKS``: :mod:`~datalog.analysis.checks` (one check per module) and the
   type checker :mod:`~datalog.analysis.typecheck`;
-- :mod:`~datalog.analysis.stratify`: a module -> its precedence graph (networkx)
+- :mod:`~datalog.analysis.stratify`: a module -> its precedence graph and strata
   and its strata; :mod:`~datalog.analysis.dot` draws it.
 
 Transforms (:mod:`~datalog.analysis.transforms`): ``eqrel`` closure rules added

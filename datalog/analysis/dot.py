@@ -28,7 +28,7 @@ digraph precedence {
 
 from __future__ import annotations
 
-from datalog.analysis.stratify import components, dependency_graph
+from datalog.analysis.stratify import components, dependencies
 from datalog.analysis.transforms.eqrel import expand_eqrel
 from datalog.syntax.ast import Module
 
@@ -39,7 +39,7 @@ def _quote(name: str) -> str:
 
 def precedence_dot(program: Module) -> str:
     """The dependency graph of ``program`` (``eqrel`` expanded) as DOT text."""
-    graph = dependency_graph(expand_eqrel(program))
+    graph = dependencies(expand_eqrel(program))
     lines = ["digraph precedence {", "  rankdir=LR;",
              '  node [shape=box, fontname="monospace"];']
     stratum_of: dict[str, int] = {}

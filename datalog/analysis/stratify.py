@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from datalog.errors import CheckError, Diagnostic
 from datalog.syntax.ast import Aggregate, Atom, Literal, Module, Negation, Subsumption
 from datalog.syntax.terms import aggregates_in, literal_terms
+from engine.graphs import lexicographic_order, strongly_connected
 
 if TYPE_CHECKING:  # networkx is imported where used: `import datalog` stays quick
     import networkx as nx
@@ -75,10 +76,38 @@ def _aggregate_reads(agg: Aggregate):
         yield relation, ("negative" if kind == "negative" else "aggregate"), span
 
 
-def dependency_graph(program: Module) -> nx.DiGraph:
+class Dependencies:
+    """The dependency graph on plain dicts (what stratifying needs, without
+    importing networkx: see :mod:`engine.graphs`): ``nodes``, the relations in the
+    order they were met, and ``edges``, ``(q, p)`` -> that edge's data (``kind``,
+    ``span``, and ``via`` for a subsumption body's). :func:`dependency_graph` is
+    the same as a networkx graph."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, None] = {}
+        self.edges: dict[tuple[str, str], dict] = {}
+        self.successors: dict[str, list[str]] = {}
+
+    def add_node(self, name: str) -> None:
+        self.nodes.setdefault(name)
+
+    def add_edge(self, source: str, target: str, **data) -> None:
+        """As networkx's: adds the nodes, and updates the data of an edge given
+        before."""
+        self.add_node(source)
+        self.add_node(target)
+        if (source, target) not in self.edges:
+            self.edges[source, target] = {}
+            self.successors.setdefault(source, []).append(target)
+        self.edges[source, target].update(data)
+
+    def has_edge(self, source: str, target: str) -> bool:
+        return (source, target) in self.edges
+
+
+def dependencies(program: Module) -> Dependencies:
     """Relations as nodes, ``q -> p`` when a rule for ``p`` reads ``q``."""
-    import networkx as nx
-    graph = nx.DiGraph()
+    graph = Dependencies()
     for decl in program.relations:
         graph.add_node(decl.name)
     for fact in program.facts:
@@ -90,7 +119,7 @@ def dependency_graph(program: Module) -> nx.DiGraph:
             for term in aggregates_in(head.args):
                 reads += _aggregate_reads(term)
             for relation, kind, span in reads:
-                old = graph.get_edge_data(relation, head.relation)
+                old = graph.edges.get((relation, head.relation))
                 if old is None or _STRENGTH[kind] > _STRENGTH[old["kind"]]:
                     graph.add_edge(relation, head.relation, kind=kind, span=span)
     for rule in program.subsumptions:
@@ -103,16 +132,28 @@ def dependency_graph(program: Module) -> nx.DiGraph:
     return graph
 
 
-def stratify(program: Module, graph: nx.DiGraph | None = None) -> list[Stratum]:
+def dependency_graph(program: Module) -> nx.DiGraph:
+    """:func:`dependencies` as a networkx graph."""
+    return _as_networkx(dependencies(program))
+
+
+def _as_networkx(graph: Dependencies) -> nx.DiGraph:
+    import networkx as nx
+    out = nx.DiGraph()
+    out.add_nodes_from(graph.nodes)
+    out.add_edges_from((source, target, data) for (source, target), data in graph.edges.items())
+    return out
+
+
+def stratify(program: Module) -> list[Stratum]:
     """The strata of ``program`` in dependency order. Raises :class:`CheckError`
     when a negative or aggregate edge lies inside a component (one diagnostic per
     such edge)."""
-    import networkx as nx
-    graph = dependency_graph(program) if graph is None else graph
-    condensed = nx.condensation(graph)
-    members = condensed.graph["mapping"]  # relation -> component index
+    graph = dependencies(program)
+    found = _components(graph)
+    members = found[1]
     problems: list[Diagnostic] = []
-    for source, target, data in graph.edges(data=True):
+    for (source, target), data in graph.edges.items():
         if data["kind"] != "positive" and members[source] == members[target]:
             problems.append(_cycle_error(graph, members, source, target, data))
     if problems:
@@ -123,7 +164,7 @@ def stratify(program: Module, graph: nx.DiGraph | None = None) -> list[Stratum]:
     for number, clause in enumerate(c for rule in program.rules for c in rule.clauses()):
         by_head.setdefault(clause[0].relation, []).append((number, clause))
     strata = []
-    for names, recursive in components(graph, condensed):
+    for names, recursive in components(graph, found):
         numbered = sorted((item for name in names for item in by_head.get(name, ())),
                           key=lambda item: item[0])
         pruning = tuple(s for s in program.subsumptions if s.dominated.relation in names)
@@ -131,20 +172,29 @@ def stratify(program: Module, graph: nx.DiGraph | None = None) -> list[Stratum]:
     return strata
 
 
-def components(graph: nx.DiGraph, condensed: nx.DiGraph | None = None):
+def _components(graph: Dependencies) -> tuple[list[list[str]], dict[str, int]]:
+    """The strongly connected components, and each relation's index among them."""
+    sets = strongly_connected(graph.nodes, graph.successors)
+    return sets, {name: index for index, names in enumerate(sets) for name in names}
+
+
+def components(graph: Dependencies, found: tuple[list, dict] | None = None):
     """``(relations, recursive)`` of each strongly connected component, in a
     dependency order that is stable: among the components ready to come next,
-    the one with the alphabetically first relation."""
-    import networkx as nx
-    condensed = nx.condensation(graph) if condensed is None else condensed
-    order = nx.lexicographical_topological_sort(
-        condensed, key=lambda c: min(condensed.nodes[c]["members"]))
-    for component in order:
-        names = tuple(sorted(condensed.nodes[component]["members"]))
-        yield names, len(names) > 1 or graph.has_edge(names[0], names[0])
+    the one with the alphabetically first relation. ``found``: what
+    :func:`_components` gives, when already computed."""
+    sets, members = _components(graph) if found is None else found
+    following: dict[int, set[int]] = {}
+    for source, target in graph.edges:
+        if members[source] != members[target]:
+            following.setdefault(members[source], set()).add(members[target])
+    names = [tuple(sorted(component)) for component in sets]
+    for index in lexicographic_order(range(len(sets)), following, key=lambda i: names[i][0]):
+        first = names[index][0]
+        yield names[index], len(names[index]) > 1 or graph.has_edge(first, first)
 
 
-def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
+def _cycle_error(graph: Dependencies, members: dict, source: str, target: str,
                  data: dict) -> Diagnostic:
     """``target`` reads ``source`` negatively (or in an aggregate) and ``source``
     depends on ``target``: name the cycle from ``target``."""
@@ -157,7 +207,7 @@ def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
     if source != target:
         # Data flows target -> ... -> source, so source depends, step by step
         # along the reversed path, on target.
-        back = nx.shortest_path(graph.subgraph(component), target, source)
+        back = nx.shortest_path(_as_networkx(graph).subgraph(component), target, source)
         chain = list(reversed(back))  # source, ..., target
         steps += [_mark(graph, dependent, dependency) + dependency
                   for dependent, dependency in pairwise(chain)]
@@ -172,6 +222,6 @@ def _cycle_error(graph: nx.DiGraph, members: dict, source: str, target: str,
                       data["span"], hint=hint)
 
 
-def _mark(graph: nx.DiGraph, dependent: str, dependency: str) -> str:
+def _mark(graph: Dependencies, dependent: str, dependency: str) -> str:
     kind = graph.edges[dependency, dependent]["kind"]
     return {"negative": "!", "aggregate": "aggregate over "}.get(kind, "")

@@ -9,6 +9,7 @@ the engine's and the Python loop's after the batch and after every update.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -185,3 +186,22 @@ def test_docstring_examples(module):
 
     failed, attempted = doctest.testmod(importlib.import_module(module))
     assert attempted > 0 and failed == 0
+
+
+def test_the_table_compiles_the_engines_bytecode_first(tmp_path, monkeypatch):
+    """The cells' compile figure must not include Python compiling the engine's source
+    (where ``PYTHONDONTWRITEBYTECODE`` is set no cell would write it): the table
+    writes the bytecode of every module of the packages first."""
+    import importlib.util
+
+    from benchmarks import runner
+
+    sources = [tmp_path / package / name for package in runner.PACKAGES
+               for name in ("__init__.py", "deep/__init__.py", "deep/module.py")]
+    for source in sources:
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.write_text("VALUE = 1\n")
+    monkeypatch.setattr(runner, "ROOT", str(tmp_path))
+    runner.compile_bytecode()
+    for source in sources:
+        assert Path(importlib.util.cache_from_source(str(source))).is_file()

@@ -27,7 +27,7 @@ one (effective) domain, which this engine does not evaluate.
 from __future__ import annotations
 
 from datalog.analysis.context import Context
-from datalog.analysis.stratify import components, dependency_graph
+from datalog.analysis.stratify import components, dependencies
 from datalog.analysis.types import word_span
 from datalog.errors import Diagnostic, did_you_mean
 from datalog.syntax.ast import Module, RelationDecl
@@ -75,7 +75,7 @@ def check_choice(program: Module, context: Context) -> list[Diagnostic]:
                                        "classes imply; it cannot keep one per value"))
     if not chosen:
         return out
-    graph = dependency_graph(program)
+    graph = dependencies(program)
     recursive = {name for names, cyclic in components(graph) if cyclic for name in names}
     for name, decl in chosen.items():
         domains = effective_domains(decl)

@@ -22,9 +22,6 @@ its place:
 and one warning for a program that says ``magic`` or ``no_magic`` (at the first):
 the engine has no magic-set transformation, so they change nothing.
 
->>> import networkx as nx
-
-from datalog.analysis.context import Context
 >>> from datalog.syntax.parser import parse
 >>> p = parse('''.decl e(x: number)
 ... .decl a(x: number) inline
@@ -53,6 +50,7 @@ from datalog.dialect.user_functors import AUTOINC
 from datalog.errors import Diagnostic
 from datalog.syntax import ast
 from datalog.syntax.terms import clause_variables, pattern_variables, subterms
+from engine.graphs import strongly_connected
 
 _CONTRADICTIONS = (("inline", "no_inline"), ("magic", "no_magic"))
 _IO = {"input": "read", "output": "output", "printsize": "printed",
@@ -126,20 +124,25 @@ def _qualifiers(program: ast.Module, sources: dict[str, str]) -> list[Diagnostic
 def _cycles(program: ast.Module, names: set[str]) -> list[list[str]]:
     """A cycle of inline relations through inline relations only (its first
     relation repeated at the end) for each group of them that reach each other."""
-    import networkx as nx  # here, not at the top: `import datalog` stays quick
+    successors: dict[str, dict[str, None]] = {}   # in the order the clauses read them
+    for head, body in module_clauses(program):
+        if head.relation in names:
+            successors.setdefault(head.relation, {}).update(
+                (a.relation, None) for a in body_atoms(body) if a.relation in names)
+    groups = [group for group in strongly_connected(sorted(names), successors)
+              if len(group) > 1 or group[0] in successors.get(group[0], ())]
+    if not groups:
+        return []
+    import networkx as nx  # to name a cycle, an error's case: a run does not import it
 
     graph = nx.DiGraph()
     graph.add_nodes_from(sorted(names))
-    for head, body in module_clauses(program):
-        if head.relation in names:
-            graph.add_edges_from((head.relation, a.relation) for a in body_atoms(body)
-                                 if a.relation in names)
+    graph.add_edges_from((head, read) for head, reads in successors.items() for read in reads)
     cycles = []
-    for group in nx.strongly_connected_components(graph):
+    for group in groups:
         first = min(group)
-        if len(group) > 1 or graph.has_edge(first, first):
-            edges = nx.find_cycle(graph.subgraph(group), source=first)
-            cycles.append([edge[0] for edge in edges] + [first])
+        edges = nx.find_cycle(graph.subgraph(group), source=first)
+        cycles.append([edge[0] for edge in edges] + [first])
     return sorted(cycles)
 
 

@@ -70,6 +70,7 @@ from datalog.plan.ir import (
 )
 from engine import Circuit, EngineError
 from engine.aggregates import Reduce
+from engine.codegen import compiled
 
 _SLOT = re.compile(r"([lr])\[(\d+)\]")  # a combine item that is one column of a side
 
@@ -609,7 +610,7 @@ class _PipelineBuilder:
             return functor_error(error.diagnostics[0].message, rule)
 
         scope = dict(gen.namespace, _FunctorError=FunctorError, _fail=fail)
-        exec(compile(source, f"<rule {rule.span}: {what}>", "exec"), scope)
+        exec(compiled(source, f"<rule {rule.span}: {what}>"), scope)
         self.compiler.functions[name] = f"# {what}\n{source}"
         return scope[name]
 
