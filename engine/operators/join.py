@@ -424,8 +424,9 @@ def _thin_function(name: str, bodies: dict, sources: dict) -> list[str]:
         head, loop = bodies[kind]
         held = f"{prefix}held"
         once = [text for text in head[1:] if not per_call.search(text)]
-        lines += [f"    {held} = bool({sources[kind].nonempty(cursor)})",
-                  f"    if {held}:", *("    " + text for text in once)]
+        lines.append(f"    {held} = bool({sources[kind].nonempty(cursor)})")
+        if once:
+            lines += [f"    if {held}:", *("    " + text for text in once)]
         inner += [f"        if {held}:",
                   *("        " + text for text in head[1:] if text not in once),
                   *("        " + text for text in loop)]

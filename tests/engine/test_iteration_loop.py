@@ -2,8 +2,8 @@
 
 While a Feedback carries data, ``run_epoch`` calls the generated ``loop``,
 which runs the iterations itself, the join's and the Distinct Trace's few-row
-paths inline (the Distinct's one-row formula, ``one_for``, called
-directly). The twins below run the same
+paths inline (the Distinct's one-row formula, ``one_for``, and the
+join's bind-once closure, ``left_thin``, called directly). The twins below run the same
 epochs with the loop and with the one-iteration-a-call ``iteration`` only
 (``Iteration._loop`` made to give nothing) and compare every output and the
 collections; the counts show the loop ran.
@@ -20,7 +20,7 @@ from engine.circuit import Circuit
 from engine.logtrace import LogTrace
 from engine.operators import distinct as distinct_module
 from engine.operators.distinct import DistinctTraceNode
-from engine.operators.join import TraceNode
+from engine.operators.join import NestedJoinNode, TraceNode
 from tests.engine.circuits import closure, transitive_closure
 from tests.engine.test_small_iterations import counter_circuit
 
@@ -61,6 +61,36 @@ def counting_one(patch) -> list:
         return counted
 
     patch.setattr(DistinctTraceNode, "one_for", one_for)
+    return calls
+
+
+def counting_thin(patch) -> list:
+    """Counts (in ``[0]``) the calls of the join's bind-once closures
+    (``left_thin``'s ``one``), which only the generated loop makes (when the
+    join's right input is an Import), and in ``[1]`` the closures made."""
+    calls = [0, 0]
+    made = NestedJoinNode._thin
+
+    def _thin(self):
+        thin = made(self)
+        if thin is None:
+            return None
+        factory = thin[3]
+
+        def counted_factory(now, before, future):
+            one = factory(now, before, future)
+            calls[1] += 1
+
+            def counted(rows, i):
+                calls[0] += 1
+                return one(rows, i)
+
+            return counted
+
+        self.thin = (*thin[:3], counted_factory)
+        return self.thin
+
+    patch.setattr(NestedJoinNode, "_thin", _thin)
     return calls
 
 
@@ -125,6 +155,24 @@ def test_the_one_row_formula_gives_what_the_step_gives_through_epochs(seal):
         circuit, child = counter_circuit(False)
         circuit.step(steps[0])
         assert next(node for node in child.nodes if type(node) is DistinctTraceNode).sealed
+
+
+def test_the_joins_closure_gives_what_its_nested_loop_gives_through_epochs():
+    # the counter's join reads the bound's trace (an Import: no appends in
+    # the loop) through left_thin's closure, made once a thin and loop call:
+    # in the first epoch this epoch's part only, then a past one too (the
+    # bound retracted and another inserted: both parts, weights cancelling)
+    steps = [{"c": {(0,): 1}, "bound": {(60,): 1}},
+             {"bound": {(60,): -1, (90,): 1}},
+             {"c": {(0,): -1, (3,): 1}},
+             {"bound": {(20,): 1}}]
+    make = lambda: counter_circuit(False)[0]  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        calls = counting_thin(patch)
+        fused = run(make, steps, "c")
+    assert fused == run_without_loop(make, steps, "c")
+    assert calls[0] > 90 and calls[1] < calls[0] // 10  # (made rarely, called often)
+    assert fused[-1][1] == {(n,): 1 for n in range(3, 91)}
 
 
 @settings(max_examples=60, deadline=None)
