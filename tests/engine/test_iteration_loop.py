@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import colbatch, schedule
+from engine import colbatch, logtrace, schedule
 from engine.circuit import Circuit
 from engine.logtrace import LogTrace
 from engine.operators import distinct as distinct_module
@@ -210,6 +210,62 @@ def test_a_long_loop_logs_its_trace_and_export():
     assert circuit.collection("c") == {(n,): 1 for n in range(8)}
 
 
+def without_log_appends(patch) -> list:
+    """Makes generated iterations call ``append_at`` for every batch (no
+    ``TraceNode.append_lines``); with ``patch`` of the next run counting the
+    calls of ``append_at`` (in ``[0]``)."""
+    calls = [0]
+    append_at = TraceNode.append_at
+
+    def counted(self, batch, time):
+        calls[0] += 1
+        append_at(self, batch, time)
+
+    patch.setattr(TraceNode, "append_at", counted)
+    return calls
+
+
+def with_trace(make, steps: list) -> list:
+    """:func:`run`'s outputs and collections of ``c`` and, after each step,
+    the entries of the trace the loop appends to (as dicts)."""
+    circuit, child = make()
+    seen = []
+    for inputs in steps:
+        out = circuit.step(inputs)
+        trace = next(n for n in child.stoppers if type(n) is TraceNode
+                     and n.inputs[0].kind == "feedback").trace
+        entries = trace.to_trace() if type(trace) is LogTrace else trace
+        seen.append((dict(out["c"].items()), dict(circuit.collection("c").items()),
+                     type(trace), entries.past, entries.cur))
+    return seen
+
+
+def test_the_loops_log_appends_give_what_append_at_gives():
+    # past LOG_FROM rows the counter's trace is a LogTrace: the generated
+    # loop appends its one-row batches to the log's arrays itself (across
+    # LOG_ROWS seals), not through append_at; against append_at for every
+    # batch: the same outputs and trace entries, through an epoch deriving
+    # the rows, one moving the bound and one retracting every row (weights
+    # -1 into a log)
+    bound = colbatch.LOG_FROM + 2 * logtrace.LOG_ROWS + 100
+    steps = [{"c": {(0,): 1}, "bound": {(bound,): 1}},
+             {"bound": {(bound,): -1, (bound - 50,): 1}},
+             {"c": {(0,): -1}},
+             {"c": {(0,): 1}, "bound": {(10,): 1}}]
+    make = lambda: counter_circuit(False)  # noqa: E731
+    with pytest.MonkeyPatch.context() as patch:
+        fast = without_log_appends(patch)
+        fused = with_trace(make, steps)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TraceNode, "append_lines", lambda *args: None)
+        calls = without_log_appends(patch)
+        assert fused == with_trace(make, steps)
+    # (two epochs' rows past LOG_FROM, each two seals' worth, not append_at)
+    assert calls[0] - fast[0] > 4 * logtrace.LOG_ROWS
+    assert fused[0][2] is LogTrace and fused[2][3] == {}
+    assert fused[-1][1] == {(n,): 1 for n in range(bound - 49)}
+
+
 def counter_to_a_word(top: int):
     """The counter of ``counter_circuit`` up to ``top``, whose last row is a
     word: ``c(n + 1) :- c(n), n < top - 1`` and ``c("end") :- c(top - 1)``
@@ -241,6 +297,49 @@ def test_a_row_the_sealed_runs_cannot_hold_leaves_the_one_row_formula():
         fused = run(make, steps, "c")
     assert fused == run_without_loop(make, steps, "c")
     assert fused[0][1] == {**{(n,): 1 for n in range(top)}, ("end",): 1}
+
+
+def counter_joined_to_a_word(top: int):
+    """The counter of ``counter_circuit`` (its join with ``bound``), whose
+    row after ``top - 1`` is a word."""
+    circuit = Circuit()
+    seed = circuit.source("c", arity=1)
+    bound = circuit.source("bound", arity=1)
+    with circuit.child("c") as child:
+        c = child.feedback("c", arity=1)
+        limits = child.import_(bound)
+        step = (c.stream.index_by(()).join(limits.index_by(()), lambda k, n, b: (n[0], b[0]))
+                .filter(lambda row: type(row[0]) is int and row[0] < row[1])
+                .map(lambda row: (row[0] + 1,) if row[0] < top - 1 else ("end",)))
+        total = child.import_(seed).plus(step).distinct()
+        c.connect(total)
+        circuit.output("c", child.export(total), keep=True)
+    return circuit, child
+
+
+def test_a_row_the_log_cannot_hold_leaves_the_loops_log_append():
+    # a word after LOG_FROM rows: the log's arrays refuse it (nothing
+    # appended), append_at takes it (the trace back to dicts)
+    top = colbatch.LOG_FROM + 300
+    make = lambda: counter_joined_to_a_word(top)[0]  # noqa: E731
+    steps = [{"c": {(0,): 1}, "bound": {(top + 5,): 1}}, {"c": {(0,): -1}},
+             {"c": {(0,): 1}}]
+    fused = run(make, steps, "c")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TraceNode, "append_lines", lambda *args: None)
+        assert fused == run(make, steps, "c")
+    assert fused[0][1] == {**{(n,): 1 for n in range(top)}, ("end",): 1}
+    circuit, child = counter_joined_to_a_word(top)
+    seen = []
+    with pytest.MonkeyPatch.context() as patch:
+        append_at = TraceNode.append_at
+        patch.setattr(TraceNode, "append_at", lambda self, batch, time: (
+            seen.append((type(self.trace), dict(batch))), append_at(self, batch, time)))
+        circuit.step(steps[0])
+    trace_node = next(n for n in child.stoppers if type(n) is TraceNode
+                      and n.inputs[0].kind == "feedback")
+    assert (LogTrace, {("end",): 1}) in seen  # (the loop's arrays refused it)
+    assert type(trace_node.trace) is not LogTrace and trace_node.appended == top + 1
 
 
 def test_past_the_packed_iterations_the_loop_leaves_the_one_row_formula():
