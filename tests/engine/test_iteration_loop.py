@@ -299,29 +299,11 @@ def test_a_row_the_sealed_runs_cannot_hold_leaves_the_one_row_formula():
     assert fused[0][1] == {**{(n,): 1 for n in range(top)}, ("end",): 1}
 
 
-def counter_joined_to_a_word(top: int):
-    """The counter of ``counter_circuit`` (its join with ``bound``), whose
-    row after ``top - 1`` is a word."""
-    circuit = Circuit()
-    seed = circuit.source("c", arity=1)
-    bound = circuit.source("bound", arity=1)
-    with circuit.child("c") as child:
-        c = child.feedback("c", arity=1)
-        limits = child.import_(bound)
-        step = (c.stream.index_by(()).join(limits.index_by(()), lambda k, n, b: (n[0], b[0]))
-                .filter(lambda row: type(row[0]) is int and row[0] < row[1])
-                .map(lambda row: (row[0] + 1,) if row[0] < top - 1 else ("end",)))
-        total = child.import_(seed).plus(step).distinct()
-        c.connect(total)
-        circuit.output("c", child.export(total), keep=True)
-    return circuit, child
-
-
 def test_a_row_the_log_cannot_hold_leaves_the_loops_log_append():
     # a word after LOG_FROM rows: the log's arrays refuse it (nothing
     # appended), append_at takes it (the trace back to dicts)
     top = colbatch.LOG_FROM + 300
-    make = lambda: counter_joined_to_a_word(top)[0]  # noqa: E731
+    make = lambda: counter_circuit(word_at=top)[0]  # noqa: E731
     steps = [{"c": {(0,): 1}, "bound": {(top + 5,): 1}}, {"c": {(0,): -1}},
              {"c": {(0,): 1}}]
     fused = run(make, steps, "c")
@@ -329,7 +311,7 @@ def test_a_row_the_log_cannot_hold_leaves_the_loops_log_append():
         patch.setattr(TraceNode, "append_lines", lambda *args: None)
         assert fused == run(make, steps, "c")
     assert fused[0][1] == {**{(n,): 1 for n in range(top)}, ("end",): 1}
-    circuit, child = counter_joined_to_a_word(top)
+    circuit, child = counter_circuit(word_at=top)
     seen = []
     with pytest.MonkeyPatch.context() as patch:
         append_at = TraceNode.append_at
