@@ -258,8 +258,9 @@ class TraceNode(Node):
         (``python -m benchmarks.profile_engine counter-1000000 --cpu``), ten
         rounds alternated with ``append_at`` called: median 1,922 ms against
         1,972, lower in every round."""
-        if type(self) is not TraceNode:
-            return None
+        if (type(self) is not TraceNode or not self.trace.nested
+                or not keyless(self.index)):
+            return None  # (a trace that never becomes a LogTrace: no lines to skip)
         env["LogTrace"], env["LOG_ROWS"] = LogTrace, LOG_ROWS
         node, batch = name(self), f"{name(self.inputs[0])}.out"
         setup.append(f"{node}_log = None")
