@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from engine import colbatch, logtrace, schedule
 from engine.circuit import Circuit
 from engine.logtrace import LogTrace
+from engine.node import Export
 from engine.operators import distinct as distinct_module
 from engine.operators.distinct import DistinctTraceNode
 from engine.operators.join import NestedJoinNode, TraceNode
@@ -264,6 +265,46 @@ def test_the_loops_log_appends_give_what_append_at_gives():
     assert calls[0] - fast[0] > 4 * logtrace.LOG_ROWS
     assert fused[0][2] is LogTrace and fused[2][3] == {}
     assert fused[-1][1] == {(n,): 1 for n in range(bound - 49)}
+
+
+def counting_accumulate(patch) -> list:
+    """Counts (in ``[0]``) the calls of ``Export.accumulate``."""
+    calls = [0]
+    accumulate = Export.accumulate
+
+    def counted(self):
+        calls[0] += 1
+        accumulate(self)
+
+    patch.setattr(Export, "accumulate", counted)
+    return calls
+
+
+def test_the_loops_export_log_appends_give_what_accumulate_gives():
+    # past EXPORT_LOG_FROM rows an Export logs the counter's one-row
+    # batches: the generated loop appends them to the log's arrays itself;
+    # against accumulate for every batch, through the epochs of the test
+    # above (a retraction of every row: weights -1 into the log) and a word
+    # after the log began (the arrays refuse it: accumulate takes it)
+    bound = colbatch.EXPORT_LOG_FROM + 2000
+    steps = [{"c": {(0,): 1}, "bound": {(bound,): 1}},
+             {"bound": {(bound,): -1, (bound - 50,): 1}},
+             {"c": {(0,): -1}},
+             {"c": {(0,): 1}, "bound": {(10,): 1}}]
+    word = [{"c": {(0,): 1}, "bound": {(bound + 10,): 1}}, {"c": {(0,): -1}}]
+    makes = [(lambda: counter_circuit(False), steps),
+             (lambda: counter_circuit(word_at=bound), word)]
+    for make, epochs in makes:
+        with pytest.MonkeyPatch.context() as patch:
+            fast = counting_accumulate(patch)
+            fused = with_trace(make, epochs)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Export, "accumulate_lines",
+                          lambda self, node, inner, call, setup: [f"{call}()"])
+            calls = counting_accumulate(patch)
+            assert fused == with_trace(make, epochs)
+        assert calls[0] - fast[0] > 1000  # (rows past EXPORT_LOG_FROM: not accumulate)
+    assert fused[0][1] == {**{(n,): 1 for n in range(bound)}, ("end",): 1}
 
 
 def counter_to_a_word(top: int):
