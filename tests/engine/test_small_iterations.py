@@ -159,19 +159,22 @@ def test_a_trace_keeps_no_cursor_over_a_part_it_replaced():
         assert held(trace) and trace.cursors == [None, None]
 
 
-def counter_circuit(extra: bool = False):
+def counter_circuit(extra: bool = False, word_at: int | None = None):
     """``c(n + 1) :- c(n), bound(b), n < b.`` over the sources ``c`` (the seed)
     and ``bound``: a child with a join, a plus of an Import and the join's
     rows, and a distinct. ``extra``: a second live input into the plus (the
-    same rows through a linear node), so that it sums."""
+    same rows through a linear node), so that it sums. ``word_at``: the row
+    after ``word_at - 1`` is the word ``("end",)`` (and the counter ends)."""
     circuit = Circuit()
     seed = circuit.source("c", arity=1)
     bound = circuit.source("bound", arity=1)
+    last = word_at - 1 if word_at is not None else None
     with circuit.child("c") as child:
         c = child.feedback("c", arity=1)
         limits = child.import_(bound)
         step = (c.stream.index_by(()).join(limits.index_by(()), lambda k, n, b: (n[0], b[0]))
-                .filter(lambda row: row[0] < row[1]).map(lambda row: (row[0] + 1,)))
+                .filter(lambda row: type(row[0]) is int and row[0] < row[1])
+                .map(lambda row: ("end",) if row[0] == last else (row[0] + 1,)))
         parts = [step] + ([step.map(lambda row: row)] if extra else [])
         total = child.import_(seed).plus(*parts).distinct()
         c.connect(total)
