@@ -271,8 +271,7 @@ class TraceNode(Node):
                 f"        {node}_log, {node}_weights = _lg, _lg[2]",
                 f"        {node}_ca, {node}_ia, {node}_wa = _lg[0].append, _lg[1].append, "
                 "_lg[2].append",
-                "    for _r, _w in _bt.items():",
-                "        pass",
+                "    [(_r, _w)] = _bt.items()  # (its one row)",
                 "    try:",
                 f"        {node}_ca(*_r)",
                 "    except (TypeError, OverflowError):",
