@@ -230,10 +230,10 @@ class InputRows(Set):
         the table (``update`` and ``difference_update`` search each row).
 
         >>> rows = input_rows(("number",), [(1,), (2,)])
-        >>> rows.change([(3,)], [(1,)]); sorted(rows), rows.removed, rows.added
-        ([(2,), (3,)], {(1,)}, {(3,)})
-        >>> rows.change([(1,)], [(3,)]); sorted(rows), rows.removed, rows.added
-        ([(1,), (2,)], set(), set())
+        >>> rows.change([(3,)], [(1,)]); sorted(rows)
+        [(2,), (3,)]
+        >>> rows.change([(1,)], [(3,)]); sorted(rows)
+        [(1,), (2,)]
         """
         if len(gained) >= FOLD or len(lost) >= FOLD:
             self.update(gained)
