@@ -749,6 +749,7 @@ class Session:
         self.program = program
         plan = program.plan
         self._relations = plan.relations
+        self._plain = _plain_types(plan.relations)
         self._patterns: dict[str, Pattern] = {}     # query text -> its pattern
         self._open: Transaction | None = None        # the `with` block in progress
         self._max_iterations = max_iterations
@@ -900,13 +901,19 @@ class Session:
         return delta
 
     def _apply(self, batches: dict[str, dict]) -> None:
+        """The inputs changed by ``batches``, each row's weight +1 for a row not
+        among the inputs and -1 for one that is (as :meth:`_commit` makes
+        them and as their undo is): no row's membership is looked up again."""
         for name, batch in batches.items():
             current = self._inputs[name]
             added = [row for row, weight in batch.items() if weight > 0]
-            current.update(added)
-            if len(added) < len(batch):
-                current.difference_update([row for row, weight in batch.items()
-                                           if weight < 0])
+            removed = ([row for row, weight in batch.items() if weight < 0]
+                       if len(added) < len(batch) else [])
+            if isinstance(current, InputRows):
+                current.change(added, removed)
+            else:
+                current.update(added)
+                current.difference_update(removed)
 
     def _run(self, batches: dict[str, dict], dry_run: bool = False) -> Delta:
         """One epoch and its :class:`Delta`; the session's state changes only if
@@ -1049,7 +1056,7 @@ class Session:
                         memory_limit=self._memory_limit, _initial=self._inputs)
         before = self._contents     # the old circuit's rows, read before it goes
         self.program = program
-        self._relations = fresh._relations
+        self._relations, self._plain = fresh._relations, fresh._plain
         self._patterns = {}
         self._compiled, self._circuit = fresh._compiled, fresh._circuit
         self._autoinc, self._functors = fresh._autoinc, fresh._functors
@@ -1297,6 +1304,17 @@ class Session:
         """The validated rows of ``insert(relation, *rows)``: rows one by one, or
         one iterable of rows (a list, a generator, a DataFrame, an Arrow table,
         a 2-D numpy array)."""
+        if len(rows) == 1:
+            # one row of numbers and symbols, every value already fits its
+            # column (what a single-fact update gives): checked in one pass;
+            # anything else (a value to convert or refuse, an iterable of
+            # rows) takes the general path below, which names what is wrong
+            types = self._plain.get(relation)
+            row = rows[0]
+            if types is not None and type(row) is tuple and len(row) == len(types):
+                values = tuple(map(check_value, row, types))
+                if None not in values:
+                    return [values]
         self._check_relation(relation)
         plan = self._relations[relation]
         if len(rows) != 1 or _is_row(rows[0], plan):
@@ -1324,6 +1342,14 @@ class Session:
                     for i, type_ in enumerate(plan.types)):
             return rows if isinstance(rows, list) else list(rows)
         return [self._validate(relation, row) for row in rows]
+
+
+def _plain_types(relations: Mapping) -> dict[str, tuple]:
+    """relation name -> its column types, for the relations with columns none
+    of which is a record or an ADT (their values checked by :func:`check_value`
+    alone)."""
+    return {name: tuple(relation.types) for name, relation in relations.items()
+            if relation.types and not any(is_structured(t) for t in relation.types)}
 
 
 def _is_row(value, plan) -> bool:

@@ -61,7 +61,8 @@ def input_rows(types, rows: Iterable[tuple] = ()) -> InputRows | set:
 class InputRows(Set):
     """A set of rows of fixed column types, in a sorted array and two sets of
     changes (module docstring). Mutable as a set of input rows is: ``add``,
-    ``discard``, ``update``, ``difference_update``.
+    ``discard``, ``update``, ``difference_update``, and ``change`` (a commit's
+    changes, whose membership the caller knows).
 
     Invariants: ``table`` holds distinct encoded rows, sorted (``None`` when
     empty); ``removed`` is a set of rows of ``table``; ``added`` holds rows
@@ -145,8 +146,9 @@ class InputRows(Set):
         if table is None:
             return False
         try:  # the row's bytes as the table holds them (one row: no array made)
-            key = self._struct.pack(*[SYMBOLS.table[value] if type_ == "symbol" else value
-                                      for value, type_ in zip(row, self.types, strict=True)])
+            key = (self._struct.pack(*row) if self.numbers else
+                   self._struct.pack(*[SYMBOLS.table[value] if type_ == "symbol" else value
+                                       for value, type_ in zip(row, self.types, strict=True)]))
         except (KeyError, TypeError, ValueError, struct.error):
             return False    # a value no column of its type holds, or a symbol never seen
         at = int(table.searchsorted(np.frombuffer(key, dtype=table.dtype))[0])
@@ -220,6 +222,35 @@ class InputRows(Set):
         found[found] = table[at[found]] == gone[found]
         table = np.delete(table, at[found])
         self.table = table if len(table) else None
+
+    def change(self, gained: list[tuple], lost: list[tuple]) -> None:
+        """Add the rows ``gained``, known not to be here, and take away the
+        rows ``lost``, known to be here (a transaction's changes, checked
+        against this set): with membership known no row is searched for in
+        the table (``update`` and ``difference_update`` search each row).
+
+        >>> rows = input_rows(("number",), [(1,), (2,)])
+        >>> rows.change([(3,)], [(1,)]); sorted(rows)
+        [(2,), (3,)]
+        >>> rows.change([(1,)], [(3,)]); sorted(rows)
+        [(1,), (2,)]
+        """
+        if len(gained) >= FOLD or len(lost) >= FOLD:
+            self.update(gained)
+            self.difference_update(lost)
+            return
+        added, removed = self.added, self.removed
+        for row in gained:
+            if row in removed:   # a row of the table, back
+                removed.remove(row)
+            else:                # not here and not taken from the table: not in it
+                added.add(row)
+        for row in lost:
+            if row in added:
+                added.remove(row)
+            else:                # here and not added: a row of the table
+                removed.add(row)
+        self._maybe_fold()
 
     # -- folding ------------------------------------------------------------
 

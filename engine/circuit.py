@@ -49,6 +49,9 @@ from engine.node import ChildNode, Export, Feedback, Import, Node, Sink, Source
 from engine.schedule import Iteration, moved_feedbacks, quiet_inputs
 from engine.zset import EMPTY, ZSet
 
+#: The context of a step with no memory budget to watch (one, reused).
+_UNWATCHED = contextlib.nullcontext()
+
 
 class BaseCircuit:
     """What root and child circuits share: nodes, ids, building, rendering."""
@@ -538,8 +541,8 @@ class Circuit(BaseCircuit):
         started = time.perf_counter()
         self.finalize()
         inputs = dict(inputs or {})
-        unknown = sorted(set(inputs) - set(self.sources))
-        if unknown:
+        if not inputs.keys() <= self.sources.keys():
+            unknown = sorted(set(inputs) - set(self.sources))
             raise EngineError(f"no source named `{unknown[0]}` (sources: "
                               f"{', '.join(sorted(self.sources)) or 'none'})")
         batches = {name: self.sources[name].validate(rows) for name, rows in inputs.items()}
@@ -555,7 +558,7 @@ class Circuit(BaseCircuit):
             if self._steps_for is not self.evaluated:  # again when a profiler swaps it
                 self._steps = [(node, quiet_inputs(node)) for node in self.evaluated]
                 self._steps_for = self.evaluated
-            with budget.watching() if budget is not None else contextlib.nullcontext():
+            with budget.watching() if budget is not None else _UNWATCHED:
                 for node, inputs in self._steps:
                     if inputs is not None:  # a quiet node with every input empty
                         for source in inputs:
