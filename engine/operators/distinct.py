@@ -33,7 +33,14 @@ from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
 from engine.operators import densesums, rootcols, sealed
 from engine.operators.columns import Packing, distinct_columns, distinct_step, key_run
-from engine.operators.packedsmall import OverlaidTrace, PackedCollection, small_rows, small_step
+from engine.operators.packedsmall import (
+    OverlaidTrace,
+    PackedCollection,
+    packer,
+    packs_one,
+    small_rows,
+    small_step,
+)
 from engine.operators.sealed import SealedTrace
 from engine.trace import (
     MAX_PACKED,
@@ -616,6 +623,7 @@ class DistinctTraceNode(Node):
             return None
         env["colbatch"] = colbatch
         env["MAX_PACKED"] = MAX_PACKED
+        env["ONE_PACKER"] = packer(Packing(1))
         node = name(self)
         setup += ["loop_rows = colbatch.LOOP_ROWS", f"{node}_few = {node}.few_rows",
                   f"{node}_mask = {node}.seal_mask", f"{node}_made = {node}.one_for",
@@ -629,8 +637,11 @@ class DistinctTraceNode(Node):
                 f"{ind}        if _rd is not {node}_rd:",
                 f"{ind}            {node}_rd = _rd",
                 f"{ind}            {node}_one = {node}_made(_rd)",
+                f"{ind}            {node}_pk = _rd[5]",
+                f"{ind}            {node}_p1 = {node}_pk is ONE_PACKER",
                 f"{ind}        [(_r, _w)] = _b.items()  # (its one row)",
-                f"{ind}        if _w and (_rd[5] is None or _rd[5](_r) is not None):",
+                f"{ind}        if _w and ({node}_pk is None or ({packs_one('_r')} "
+                f"if {node}_p1 else {node}_pk(_r) is not None)):",
                 f"{ind}            _x = {node}_one(_r, _w, i)",
                 f"{ind}            {node}.out = {{_r: _x}} if _x else EMPTY",
                 f"{ind}        else:",

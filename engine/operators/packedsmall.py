@@ -246,6 +246,19 @@ def pack_row(row, packing) -> int | None:
     return packer(packing)(row)
 
 
+def packs_one(row: str) -> str:
+    """Python expression: whether the row named ``row`` packs for one column
+    (``Packing(1)``: a tuple of one int within int64). The one-column packer
+    tests it, and a generated loop tests a row with it in line, not through a
+    call to the packer (:meth:`~engine.operators.distinct.DistinctTraceNode.loop_lines`).
+
+    >>> row = (5,); eval(packs_one("row")), eval(packs_one("(1 << 63,)")), eval(packs_one("('a',)"))
+    (True, False, False)
+    """
+    return (f"len({row}) == 1 and type({row}[0]) is int "
+            f"and {-(1 << 63)} <= {row}[0] < {1 << 63}")
+
+
 def packer(packing):
     """The function packing one row for ``packing`` (:func:`pack_row`),
     written out for its arity: no loop over the columns."""
@@ -254,14 +267,11 @@ def packer(packing):
     if found is not None:
         return found
     if arity == 1:
-        low, high = -(1 << 63), 1 << 63
-        lines = ["def pack(row):",
-                 "    if len(row) != 1: return None",
-                 "    v = row[0]",
-                 "    return v if type(v) is int and low <= v < high else None"]
+        lines = ["def pack(row):", f"    return row[0] if {packs_one('row')} else None"]
+        bounds = {}
     else:
         bias, bits = packing.bias, packing.bits
-        low, high = -bias, bias
+        bounds = {"low": -bias, "high": bias}
         names = [f"v{c}" for c in range(arity)]
         shifted = " | ".join(f"((v{c} + {bias}) << {bits * (arity - 1 - c)})"
                              for c in range(arity))
@@ -272,7 +282,7 @@ def packer(packing):
                                          for v in names) + ":",
                  f"        return {shifted}",
                  "    return None"]
-    found = PACKERS[arity] = build_function("pack", lines, {"low": low, "high": high})
+    found = PACKERS[arity] = build_function("pack", lines, bounds)
     return found
 
 

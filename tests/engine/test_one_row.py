@@ -90,3 +90,27 @@ def test_a_row_with_a_later_past_entry_is_scheduled_and_a_new_retraction_gives_n
     one = functions["one_row"](trace.past_cursor(), trace.epoch_cursor(), scheduled, heap,
                                SimpleNamespace(fresh=None))
     assert one((1,), 1, 1) == 1 and scheduled == {3: {(1,)}} and heapq.heappop(heap) == 3
+
+
+one_column = st.one_of(
+    st.integers(-(1 << 64), 1 << 64), st.booleans(), st.floats(allow_nan=False),
+    st.text(max_size=2))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(one_column, max_size=2).map(tuple))
+def test_the_inlined_one_column_check_is_what_packs(row):
+    """The generated loop's in-line test (``packs_one``) against what
+    ``Packing(1)`` packs, a column of int64 (what the runs can hold): a
+    tuple of one int within int64, no bool, float or other arity."""
+    import numpy as np
+
+    from engine.operators.packedsmall import packs_one
+
+    fits = eval(packs_one("row"), {"row": row})
+    expected = (len(row) == 1 and type(row[0]) is int and -(1 << 63) <= row[0] < (1 << 63))
+    assert fits == expected
+    if fits:  # then Packing(1) takes it and gives it back
+        packing = Packing(1)
+        keys = packing.pack([np.array([row[0]], dtype=np.int64)])
+        assert [tuple(int(c[0]) for c in packing.unpack(keys))] == [row]
