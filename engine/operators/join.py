@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable
 
 from engine import colbatch
-from engine.codegen import build_functions, key_expression
+from engine.codegen import build_functions, built_later, key_expression
 from engine.colbatch import ColBatch
 from engine.columnar import ColumnarTrace, Unfit, fits
 from engine.logtrace import LOG_ROWS, LogTrace, keyless
@@ -407,10 +407,12 @@ def compile_join(combine: Callable, stages, left_index, right_index,
     ``right_<kind>`` a right delta against the left side. Kinds: ``delta``
     (an indexed delta, read as ``plain``), ``plain``, ``total``, ``timed``;
     in a child also ``nested`` (``total`` and ``timed`` in one call, given
-    the other side's trace) and ``left_thin`` (:func:`_thin_function`)."""
+    the other side's trace) and ``left_thin`` (:func:`_thin_function`,
+    compiled at its first call: :func:`~engine.codegen.built_later`)."""
     env: dict = {"combine": combine}
     lines: list[str] = []
     names = []
+    thin = None
     parts = {kind: (cursor, prefix) for kind, cursor, prefix in NESTED_PARTS}
     for side, index, sources in (("left", left_index, left_sources),
                                  ("right", right_index, right_sources)):
@@ -427,9 +429,11 @@ def compile_join(combine: Callable, stages, left_index, right_index,
             names.append(f"{side}_nested")
             lines += _nested_function(f"{side}_nested", bodies, sources)
         if "timed" in bodies and side == "left":
-            names.append("left_thin")
-            lines += _thin_function("left_thin", bodies, sources)
-    return build_functions(names, lines, env)
+            thin = _thin_function("left_thin", bodies, sources)
+    functions = build_functions(names, lines, env)
+    if thin is not None:
+        functions["left_thin"] = built_later("left_thin", thin, env)
+    return functions
 
 
 def _nested_function(name: str, bodies: dict, sources: dict) -> list[str]:
