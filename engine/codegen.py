@@ -7,6 +7,7 @@ pair loops, trace appends): key and tuple expressions, and compiling source.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from types import CodeType
 
@@ -102,3 +103,34 @@ def built_later(name: str, source_lines: list[str], env: dict) -> Callable:
             function = build_function(name, source_lines, env)
         return function(*args)
     return first
+
+
+def split_naming(lines: list[str], name: str) -> tuple[list[str], list[str]]:
+    """``(lines not naming name, lines naming it)``, each in its order: a
+    generated closure binds the first once and runs the second each call
+    (the Distinct's one-row formula: the lines reading the iteration ``i``;
+    a join's thin path: those reading the delta's ``rows``).
+
+    >>> split_naming(["a = c.x", "b = c.at(i)", "n = c.items"], "i")
+    (['a = c.x', 'n = c.items'], ['b = c.at(i)'])
+    """
+    naming = re.compile(rf"\b{re.escape(name)}\b")
+    once, each = [], []
+    for text in lines:
+        (each if naming.search(text) else once).append(text)
+    return once, each
+
+
+def one_row_append(batch: str, append: str, fallback: str, then: list[str]) -> list[str]:
+    """Lines appending the one row of the dict ``batch`` to typed arrays:
+    its one value by ``append(*_r)`` (its weight in ``_w``), then ``then``;
+    a value the arrays refuse (``TypeError``, ``OverflowError``: nothing
+    appended) goes to the statement ``fallback`` instead (a generated loop's
+    log appends: a key-less trace's, an Export's)."""
+    return [f"[(_r, _w)] = {batch}.items()  # (its one row)",
+            "try:",
+            f"    {append}(*_r)",
+            "except (TypeError, OverflowError):",
+            f"    {fallback}",
+            "else:",
+            *(f"    {text}" for text in then)]

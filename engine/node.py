@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from engine import colbatch
+from engine.codegen import one_row_append
 from engine.columnar import Unfit
 from engine.errors import ArityError, EngineError, WeightError
 from engine.logtrace import RowLog
@@ -321,13 +322,8 @@ class Export(Node):
                 f"    if _xl is not {node}_log:",
                 f"        {node}_log = _xl",
                 f"        {node}_ca, {node}_wa = _xl.parts[0].append, _xl.parts[1].append",
-                "    [(_r, _w)] = _bx.items()  # (its one row)",
-                "    try:",
-                f"        {node}_ca(*_r)",
-                "    except (TypeError, OverflowError):",
-                f"        {call}()",
-                "    else:",
-                f"        {node}_wa(_w)",
+                *("    " + text for text in one_row_append(
+                    "_bx", f"{node}_ca", f"{call}()", [f"{node}_wa(_w)"])),
                 "else:",
                 f"    {call}()"]
 

@@ -24,10 +24,9 @@ this epoch is not zero (otherwise every later output is zero).
 from __future__ import annotations
 
 import heapq
-import re
 
 from engine import colbatch, lazy
-from engine.codegen import build_functions
+from engine.codegen import build_functions, split_naming
 from engine.colbatch import INT64, ColBatch
 from engine.columnar import PAST_FLOOR, push_run
 from engine.node import Node
@@ -206,12 +205,9 @@ def one_row_lines(past, current) -> list[str]:
     (the lines naming ``i``, the appended history's unit, each call) and
     give ``one(row, w, i)``: the row's delta (``0``: none), ``node.fresh``
     set as the functions' callers set it."""
-    per_call = re.compile(r"\bi\b")
-
     def head(bound: list[str]) -> list[str]:
-        once = [text for text in bound if not per_call.search(text)]
-        return [*once, "    def one(row, w, i):",
-                *("    " + text for text in bound if text not in once)]
+        once, each = split_naming(bound, "i")
+        return [*once, "    def one(row, w, i):", *("    " + text for text in each)]
 
     lines = ["def one_row(past, cur, scheduled, heap, node):",
              *head(past.bind("past", "_p") + current.bind("cur", "_c", "i")),

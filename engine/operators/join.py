@@ -31,11 +31,16 @@ the join loop.
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Callable
 
 from engine import colbatch
-from engine.codegen import build_functions, built_later, key_expression
+from engine.codegen import (
+    build_functions,
+    built_later,
+    key_expression,
+    one_row_append,
+    split_naming,
+)
 from engine.colbatch import ColBatch
 from engine.columnar import ColumnarTrace, Unfit, fits
 from engine.logtrace import LOG_ROWS, LogTrace, keyless
@@ -271,17 +276,11 @@ class TraceNode(Node):
                 f"        {node}_log, {node}_weights = _lg, _lg[2]",
                 f"        {node}_ca, {node}_ia, {node}_wa = _lg[0].append, _lg[1].append, "
                 "_lg[2].append",
-                "    [(_r, _w)] = _bt.items()  # (its one row)",
-                "    try:",
-                f"        {node}_ca(*_r)",
-                "    except (TypeError, OverflowError):",
-                f"        {call}(_bt, i)",
-                "    else:",
-                f"        {node}_ia(i)",
-                f"        {node}_wa(_w)",
-                f"        {node}.late = True",
-                f"        {node}.appended += 1",
-                f"        if len({node}_weights) >= LOG_ROWS: _tt._seal()",
+                *("    " + text for text in one_row_append(
+                    "_bt", f"{node}_ca", f"{call}(_bt, i)",
+                    [f"{node}_ia(i)", f"{node}_wa(_w)", f"{node}.late = True",
+                     f"{node}.appended += 1",
+                     f"if len({node}_weights) >= LOG_ROWS: _tt._seal()"])),
                 "else:",
                 f"    {call}(_bt, i)"]
 
@@ -457,19 +456,16 @@ def _thin_function(name: str, bodies: dict, sources: dict) -> list[str]:
     output for ``rows`` at iteration ``i`` (a new dict), with whether each
     part holds anything and the binds that do not read ``rows`` evaluated
     once, not each call."""
-    per_call = re.compile(r"\brows\b")
     lines = [f"def {name}(now, before, future):"]
     inner = ["    def one(rows, i):", "        target = {}"]
     for kind, cursor, prefix in NESTED_PARTS:
         head, loop = bodies[kind]
         held = f"{prefix}held"
-        once = [text for text in head[1:] if not per_call.search(text)]
+        once, each = split_naming(head[1:], "rows")
         lines.append(f"    {held} = bool({sources[kind].nonempty(cursor)})")
         if once:
             lines += [f"    if {held}:", *("    " + text for text in once)]
-        inner += [f"        if {held}:",
-                  *("        " + text for text in head[1:] if text not in once),
-                  *("        " + text for text in loop)]
+        inner += [f"        if {held}:", *("        " + text for text in each + loop)]
     return lines + inner + ["        return target", "    return one"]
 
 
